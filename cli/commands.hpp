@@ -1,0 +1,15 @@
+// Each subcommand registers itself on the CLI11 app; its callback returns the process exit code.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace salasim::cli {
+
+using Run = std::function<int()>;
+
+// Each adds one subcommand and sets `run` when that subcommand is chosen.
+void add_params(CLI::App& app, Run& run);
+void add_synth_checkpoint(CLI::App& app, Run& run);
+
+}  // namespace salasim::cli
