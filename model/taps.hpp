@@ -1,0 +1,52 @@
+// Named intermediate tensors ("taps") that the reference and the GPU path record on request and the harness
+// compares. One naming scheme everywhere (reference, GPU, HDF5 paths, tolerance rows):
+//
+//   /<phase>/<where>/<op>/<tensor>
+//   phase:  prefill | decode_0000, decode_0001, ...
+//   where:  embed | layer_00 .. layer_NN | final
+//   e.g.    /prefill/layer_03/lightning/qk_rope/q   /prefill/layer_00/sparse/select/blocks
+//           /decode_0002/layer_05/mlp/out           /prefill/final/logits
+//
+// The tap *kind* drops the phase and layer ("lightning/qk_rope/q"): tolerance rows are per kind.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace salasim {
+
+struct Tap {
+  std::vector<int64_t> shape;  // row-major
+  std::vector<double> data;    // float taps; integer taps (block ids, -1 = none) hold exact integers
+  bool integer = false;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+};
+
+using TapMap = std::map<std::string, Tap>;
+
+// Which taps to record: empty records none; "*" records all; otherwise a name is recorded when it starts with
+// one of the patterns after the phase ("layer_03/", "final/") or equals one fully ("/prefill/final/logits").
+struct TapFilter {
+  std::vector<std::string> patterns;
+  static TapFilter all() { return TapFilter{{"*"}}; }
+  bool any() const { return !patterns.empty(); }
+  bool match(const std::string& name) const;
+};
+
+// "/prefill/layer_03/lightning/gla/out" -> "lightning/gla/out"; "/decode_0001/final/logits" -> "final/logits".
+std::string tap_kind(const std::string& name);
+// "/prefill/layer_03/..." -> 3; -1 when the tap has no layer.
+int tap_layer(const std::string& name);
+// "/prefill/layer_03/..." -> "prefill".
+std::string tap_phase(const std::string& name);
+
+std::string layer_dir(int layer);        // "layer_03"
+std::string decode_phase(int step);      // "decode_0003"
+
+}  // namespace salasim
