@@ -20,6 +20,7 @@ struct Tap {
   std::vector<int64_t> shape;  // row-major
   std::vector<double> data;    // float taps; integer taps (block ids, -1 = none) hold exact integers
   bool integer = false;
+  int64_t order = 0;  // recording order within a run: "first divergence" means the lowest order that fails
 
   int64_t numel() const {
     int64_t n = 1;
