@@ -11,5 +11,6 @@ using Run = std::function<int()>;
 // Each adds one subcommand and sets `run` when that subcommand is chosen.
 void add_params(CLI::App& app, Run& run);
 void add_synth_checkpoint(CLI::App& app, Run& run);
+void add_ref(CLI::App& app, Run& run);
 
 }  // namespace salasim::cli

@@ -1,0 +1,108 @@
+// `salasim ref`: runs the float64 reference alone on a scenario and prints a per-layer summary of every tap.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "model/error.hpp"
+#include "scenarios/run_reference.hpp"
+
+namespace salasim::cli {
+
+namespace {
+struct Args {
+  std::string scenario = "scenarios/tiny-sparse.json";
+  int64_t tokens = 0;
+  int decode = -1;
+  bool peer = false;
+  bool exact_rope = false;
+  bool json = false;
+  std::vector<std::string> taps{"*"};
+};
+
+struct Summary {
+  double rms = 0, max_abs = 0;
+  int64_t nonfinite = 0;
+};
+Summary summarize(const Tap& t) {
+  Summary s;
+  double sum2 = 0;
+  int64_t n = 0;
+  for (double x : t.data) {
+    if (!std::isfinite(x)) {
+      if (!t.integer) s.nonfinite++;
+      continue;
+    }
+    sum2 += x * x;
+    s.max_abs = std::max(s.max_abs, std::abs(x));
+    ++n;
+  }
+  s.rms = n ? std::sqrt(sum2 / double(n)) : 0;
+  return s;
+}
+
+int run(const Args& a) {
+  Scenario s = load_scenario(resolve_data_path(a.scenario));
+  if (a.tokens > 0) resize_prompt(s, a.tokens, 7);
+  if (a.decode >= 0) {
+    s.decode_steps = a.decode;
+    s.decode_tokens = random_tokens(11, a.decode, s.cfg.vocab_size);
+  }
+  ref::RefOptions opt;
+  opt.num = a.peer ? ref::peer() : ref::f64();
+  opt.rope = a.exact_rope ? ref::RopeAngles::Exact : ref::RopeAngles::Fp32;
+  RefRun r = run_reference(s, opt, TapFilter{a.taps});
+
+  std::vector<std::pair<std::string, const Tap*>> rows;
+  for (auto& [name, t] : r.taps) rows.emplace_back(name, &t);
+  std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.second->order < y.second->order; });
+  const bool sparse = int64_t(s.prompt.size()) >= s.cfg.sparse.dense_len;
+  if (a.json) {
+    nlohmann::json j;
+    j["scenario"] = s.path;
+    j["precision"] = a.peer ? "bf16-peer" : "float64";
+    j["prompt_tokens"] = s.prompt.size();
+    j["prefill_mode"] = sparse ? "sparse" : "dense";
+    for (const PhaseTime& p : r.times) j["times"].push_back({{"phase", p.phase}, {"tokens", p.tokens}, {"seconds", p.seconds}});
+    for (auto& [name, t] : rows) {
+      Summary sm = summarize(*t);
+      j["taps"].push_back({{"name", name}, {"shape", t->shape}, {"rms", sm.rms}, {"max_abs", sm.max_abs}, {"nonfinite", sm.nonfinite}});
+    }
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("reference ({}) on {}: {} ({}), prompt {} tokens ({} prefill{}), {} decode steps\n",
+             a.peer ? "bf16 peer" : "float64", s.name, s.cfg.source, s.weights.describe(), s.prompt.size(),
+             sparse ? "sparse" : "dense",
+             s.prefill_chunk > 0 ? fmt::format(", pieces of {}", s.prefill_chunk) : "", s.decode_steps);
+  fmt::print("{:<14} {:<28} {:>22} {:>12} {:>12}\n", "where", "tap", "shape", "rms", "max|x|");
+  for (auto& [name, t] : rows) {
+    Summary sm = summarize(*t);
+    const std::string where = tap_phase(name) + (tap_layer(name) >= 0 ? "/" + layer_dir(tap_layer(name)) : "");
+    fmt::print("{:<14} {:<28} {:>22} {:>12.5g} {:>12.5g}{}\n", where, tap_kind(name),
+               fmt::format("[{}]", fmt::join(t->shape, ",")), sm.rms, sm.max_abs,
+               sm.nonfinite ? fmt::format("  {} NON-FINITE", sm.nonfinite) : "");
+  }
+  for (const PhaseTime& p : r.times)
+    fmt::print("{}: {} tokens in {:.2f} s ({:.1f} tokens/s)\n", p.phase, p.tokens, p.seconds, double(p.tokens) / p.seconds);
+  return 0;
+}
+}  // namespace
+
+void add_ref(CLI::App& app, Run& run_out) {
+  auto a = std::make_shared<Args>();
+  CLI::App* c = app.add_subcommand("ref", "Run the float64 reference alone and print the RMS of every tap");
+  c->add_option("--scenario", a->scenario, "scenario file")->capture_default_str();
+  c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt");
+  c->add_option("--decode", a->decode, "decode steps, overriding the scenario");
+  c->add_flag("--peer", a->peer, "run the bf16-emulating peer instead of float64");
+  c->add_flag("--exact-rope", a->exact_rope, "float64 RoPE angles instead of the model's fp32 angle table");
+  c->add_option("--taps", a->taps, "tap patterns to record (default all), e.g. layer_00/ final/")->capture_default_str();
+  c->add_flag("--json", a->json, "machine-readable output");
+  c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
+}
+
+}  // namespace salasim::cli

@@ -1,0 +1,62 @@
+// The whole model in float64 (or its bf16-emulating peer): prefill of token ids, possibly in pieces, and decode
+// one token at a time, with the caches the GPU keeps (GLA state per Lightning layer; KV cache and compressed
+// keys K1/K2 per sparse layer), recording named taps on request.
+//
+// Dense or sparse (sala-spec §4.1, §4.6), per call as in HF: a prefill is sparse for every query iff the prompt's
+// TOTAL length >= dense_len, however it is split into pieces (positions are absolute, SGLang-style); a decode step
+// at position p is sparse iff p + 1 >= dense_len. Pieces then give exactly the one-call result.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "model/config.hpp"
+#include "reference/ops.hpp"
+#include "reference/recorder.hpp"
+#include "reference/weights.hpp"
+
+namespace salasim::ref {
+
+struct RefOptions {
+  Num num = f64();
+  RopeAngles rope = RopeAngles::Fp32;
+  bool record_scores = true;  // record sparse/select/scores when taps are on (needed for the tie band)
+};
+
+struct SparseCache {
+  std::vector<Mat> K, V;    // per kv head: [capacity, hd]; rows [0, len) valid
+  std::vector<Mat> K1, K2;  // per kv head: complete compressed-key windows so far
+};
+
+struct RefModel {
+  ModelConfig cfg;
+  std::shared_ptr<const RefWeights> w;
+  RefOptions opt;
+  RopeTable rope_tab;
+  std::vector<double> gamma;   // Lightning decay per head
+  std::vector<std::vector<Mat>> gla_state;  // per layer (Lightning only): H x [hd, hd]
+  std::vector<SparseCache> kv;              // per layer (sparse only)
+  int64_t len = 0;             // tokens consumed
+  int64_t prefill_total = -1;  // total prompt length of the prefill under way
+  int decode_steps = 0;
+
+  RefModel(const ModelConfig& c, std::shared_ptr<const RefWeights> weights, RefOptions o = {});
+
+  // Starts a prefill of total_len tokens (fixes dense/sparse); feed them with prefill_piece.
+  void begin_prefill(int64_t total_len);
+  // Feeds the next piece of the prompt. Returns the logits of the piece's last token: [1, V].
+  Mat prefill_piece(const std::vector<int32_t>& tokens, TapRecorder* taps = nullptr);
+  // begin_prefill + one piece.
+  Mat prefill(const std::vector<int32_t>& tokens, TapRecorder* taps = nullptr);
+  // One generated token at position len. Returns [1, V]. Taps go to phase decode_NNNN.
+  Mat decode(int32_t token, TapRecorder* taps = nullptr);
+};
+
+// The mixers, exposed for layer-level checks. a: [T, D] normed input at positions pos0..; returns [T, D].
+Mat lightning_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, std::vector<Mat>& state,
+                    TapRecorder* taps);
+Mat sparse_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, bool sparse, int64_t n_blocks,
+                 SparseCache& cache, TapRecorder* taps);
+SelectParams select_params(const ModelConfig& c);
+void cache_append(SparseCache& cache, const Mat& k, const Mat& v, int64_t pos0, int hd);
+
+}  // namespace salasim::ref

@@ -1,0 +1,189 @@
+// The whole reference model: pieces equal one call, decode equals a longer prefill, logits are alive,
+// and the bf16 peer differs from float64 by bf16-sized amounts.
+#include <cmath>
+
+#include "model/config.hpp"
+#include "reference/model.hpp"
+#include "scenarios/scenario.hpp"
+#include "tests/support/catch.hpp"
+#include "tests/support/paths.hpp"
+#include "tests/support/random.hpp"
+#include "tests/support/tolerances.hpp"
+
+using namespace salasim;
+using namespace salasim::ref;
+using test::kFloat64Identity;
+
+namespace {
+
+// tiny cut to two layers (sparse, Lightning): every mechanism, half the cost of the 16K-capable tiny model
+ModelConfig two_layer() {
+  ModelConfig c = load_config(test::tiny_config());
+  c.num_hidden_layers = 2;
+  c.layers = {Mixer::Sparse, Mixer::Lightning};
+  return c;
+}
+
+double tap_err(const Tap& a, const Tap& b, int64_t rows) {
+  const int64_t per = a.numel() / a.shape[0];
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < rows * per; ++i) {
+    num += (a.data[size_t(i)] - b.data[size_t(i)]) * (a.data[size_t(i)] - b.data[size_t(i)]);
+    den += b.data[size_t(i)] * b.data[size_t(i)];
+  }
+  return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
+// Prefill `pieces` then one decode step, vs one prefill of all tokens: the decode's logits and the
+// prefill taps' common rows must agree.
+void check_pieces_and_decode(const ModelConfig& c, int64_t N, std::vector<int64_t> pieces) {
+  auto w = load_ref_weights(c, synthetic_weights(3));
+  std::vector<int32_t> tokens = random_tokens(17, N + 1, c.vocab_size);
+  std::vector<int32_t> prompt(tokens.begin(), tokens.end() - 1);
+
+  RefModel one(c, w);
+  TapMap taps_one;
+  TapRecorder rec_one{TapFilter::all(), &taps_one};
+  Mat logits_one = one.prefill(tokens, &rec_one);
+
+  RefModel split(c, w);
+  TapMap taps_split;
+  TapRecorder rec_split{TapFilter::all(), &taps_split};
+  split.begin_prefill(N);
+  int64_t at = 0;
+  for (int64_t n : pieces) {
+    split.prefill_piece(std::vector<int32_t>(prompt.begin() + at, prompt.begin() + at + n), &rec_split);
+    at += n;
+  }
+  REQUIRE(at == N);
+  Mat logits_dec = split.decode(tokens.back(), &rec_split);
+
+  INFO("N = " << N);
+  CHECK(test::rel_err(logits_dec, logits_one) <= kFloat64Identity.value);
+  int compared = 0;
+  for (const auto& [name, t] : taps_split) {
+    if (tap_phase(name) != "prefill" || t.integer) continue;
+    const Tap& o = taps_one.at(name);
+    if (t.shape.size() < 2 || t.shape[0] != N || o.shape[0] != N + 1) continue;  // row-per-token taps
+    INFO(name);
+    if (tap_kind(name) == "sparse/select/scores") {  // +-inf (forced / future blocks) must match exactly
+      const int64_t per = t.numel() / t.shape[0];
+      double worst = 0;
+      int64_t inf_mismatch = 0;
+      for (int64_t i = 0; i < N * per; ++i) {
+        const double a = t.data[size_t(i)], b = o.data[size_t(i)];
+        if (std::isinf(a) || std::isinf(b)) inf_mismatch += a != b;
+        else worst = std::max(worst, std::abs(a - b) / std::max(std::abs(b), 1e-300));
+      }
+      CHECK(inf_mismatch == 0);
+      CHECK(worst <= kFloat64Identity.value);
+      continue;
+    }
+    CHECK(tap_err(t, o, N) <= kFloat64Identity.value);
+    ++compared;
+  }
+  CHECK(compared > 20);
+  // the selections of the common rows agree exactly
+  for (const auto& [name, t] : taps_split)
+    if (t.integer && tap_phase(name) == "prefill") {
+      const Tap& o = taps_one.at(name);
+      const int64_t per = t.numel() / t.shape[0];
+      CHECK(std::equal(t.data.begin(), t.data.begin() + N * per, o.data.begin()));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("model: pieces equal one call and decode equals a longer prefill (dense, N < 6144)", "[model][reference]") {
+  check_pieces_and_decode(two_layer(), 300, {100, 1, 63, 136});
+}
+
+TEST_CASE("model: pieces equal one call and decode equals a longer prefill (sparse, N >= 8192)", "[model][reference]") {
+  check_pieces_and_decode(two_layer(), 8200, {4096, 37, 4067});
+}
+
+TEST_CASE("model: the dense/sparse rule follows the prompt's total length, not each piece", "[model][reference]") {
+  const ModelConfig c = two_layer();
+  auto w = load_ref_weights(c, synthetic_weights(3));
+  RefModel m(c, w);
+  TapMap taps;
+  TapRecorder rec{TapFilter{{"layer_00/sparse/select/blocks"}}, &taps};
+  m.begin_prefill(8192);
+  std::vector<int32_t> toks = random_tokens(5, 8192, c.vocab_size);
+  m.prefill_piece(std::vector<int32_t>(toks.begin(), toks.begin() + 100), &rec);  // 100 < dense_len, still sparse
+  REQUIRE(taps.count("/prefill/layer_00/sparse/select/blocks"));
+  CHECK(taps.at("/prefill/layer_00/sparse/select/blocks").shape[0] == 100);
+  RefModel d(c, w);
+  TapMap dt;
+  TapRecorder drec{TapFilter{{"layer_00/sparse/select/blocks"}}, &dt};
+  d.prefill(std::vector<int32_t>(toks.begin(), toks.begin() + 8191), &drec);  // 8191 < 8192: dense
+  CHECK(dt.empty());
+  d.decode(toks[8191], &drec);  // p + 1 = 8192: sparse
+  CHECK(dt.count("/decode_0000/layer_00/sparse/select/blocks"));
+}
+
+TEST_CASE("model: tiny logits are finite and change with the input", "[model][reference]") {
+  const ModelConfig c = load_config(test::tiny_config());
+  auto w = load_ref_weights(c, synthetic_weights(1));
+  RefModel a(c, w), b(c, w);
+  std::vector<int32_t> t1 = random_tokens(1, 200, c.vocab_size), t2 = t1;
+  t2[50] = (t2[50] + 1) % c.vocab_size;
+  Mat la = a.prefill(t1), lb = b.prefill(t2);
+  REQUIRE(la.cols() == c.vocab_size);
+  CHECK(la.allFinite());
+  CHECK(lb.allFinite());
+  const double rms = la.norm() / std::sqrt(double(la.size()));
+  CHECK(rms > 0.1);  // O(1) logits, as the synthetic scales intend
+  CHECK(rms < 10);
+  CHECK(test::rel_err(lb, la) > 1e-6);  // one token 150 positions back changes the last logits
+  Mat la2 = a.decode(3), lb2 = b.decode(3);
+  CHECK(la2.allFinite());
+  CHECK(test::rel_err(la2, la) > 1e-6);
+}
+
+TEST_CASE("peer: differs from float64 on each tap by a bf16-sized amount", "[peer][reference]") {
+  const ModelConfig c = load_config(test::tiny_config());
+  auto w = load_ref_weights(c, synthetic_weights(2));
+  std::vector<int32_t> toks = random_tokens(9, 400, c.vocab_size);
+  TapMap t64, tbf;
+  RefModel m64(c, w, RefOptions{f64()}), mbf(c, w, RefOptions{peer()});
+  TapRecorder r64{TapFilter::all(), &t64}, rbf{TapFilter::all(), &tbf};
+  m64.prefill(toks, &r64);
+  mbf.prefill(toks, &rbf);
+  m64.decode(5, &r64);
+  mbf.decode(5, &rbf);
+  int checked = 0;
+  for (const auto& [name, t] : t64) {
+    if (t.integer) continue;
+    const double e = tap_err(tbf.at(name), t, t.shape[0]);
+    INFO(name << ": relative RMS error " << e);
+    CHECK(e >= test::kPeerLow.value);
+    CHECK(e <= test::kPeerHigh.value);
+    ++checked;
+  }
+  CHECK(checked > 60);
+}
+
+TEST_CASE("peer: each op alone differs from float64 by a bf16-sized amount", "[peer][reference]") {
+  const int hd = 128, H = 4, T = 130;
+  Mat x = test::randn(T, H * hd, 1), z = test::randn(T, H * hd, 2), W = test::randn(64, H * hd, 3, 0.05);
+  std::vector<double> gamma = {-0.5, -0.1, -0.02, -0.004};
+  auto band = [](const Mat& a, const Mat& b) {
+    const double e = test::rel_err(a, b);
+    INFO("relative error " << e);
+    CHECK(e >= test::kPeerLow.value);
+    CHECK(e <= test::kPeerHigh.value);
+  };
+  band(linear(x, W, peer()), linear(x, W, f64()));
+  band(rmsnorm(x, Vec::Ones(H * hd), 1e-6, peer()), rmsnorm(x, Vec::Ones(H * hd), 1e-6, f64()));
+  band(gate(x, z, peer()), gate(x, z, f64()));
+  band(mlp_act(x, z, peer()), mlp_act(x, z, f64()));
+  RopeTable rt = rope_table(hd, 1e4, RopeAngles::Fp32);
+  Mat a = x, b = x;
+  rope(a, 100, rt, peer());
+  rope(b, 100, rt, f64());
+  band(a, b);
+  std::vector<Mat> S1(H, Mat::Zero(hd, hd)), S2 = S1;
+  band(gla_chunked(x, z, x, gamma, 0.088, S1, peer()), gla_chunked(x, z, x, gamma, 0.088, S2, f64()));
+  band(compress_k(x, T, 32, 16, peer()), compress_k(x, T, 32, 16, f64()));
+}
