@@ -1,0 +1,407 @@
+// Builds the report bundle: every number comes from the models, the data files or measured runs.
+#include "reports/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "model/error.hpp"
+#include "model/memory.hpp"
+#include "reports/calibrate.hpp"
+#include "reports/latency.hpp"
+#include "reports/measured.hpp"
+#include "reports/paper.hpp"
+#include "reports/paths.hpp"
+#include "reports/plots.hpp"
+#include "reports/sweep.hpp"
+
+namespace salasim::reports {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+const std::vector<WeightFormat> kFormats{WeightFormat::Bf16, WeightFormat::W4A16};
+
+struct Card {
+  HwProfile hw;
+  std::vector<MeasuredRun> runs;
+  FitResult fit;
+};
+
+struct Bundle {
+  std::filesystem::path dir;
+  std::vector<std::string> files;
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream out(dir / name, std::ios::binary);
+    if (!out) fail("{}: cannot write file", (dir / name).string());
+    out << text;
+    files.push_back(name);
+  }
+};
+
+std::string label(const Model& m, WeightFormat f) { return fmt::format("{} {}", m.name, weight_format_name(f)); }
+
+// One colour per model (and a lighter one for its W4A16 variant), so lines and points of a model match.
+std::string color(size_t model_index, WeightFormat f) {
+  static const char* bf16[] = {"#7b2cbf", "#1b9e77", "#d95f02", "#1f78b4"};
+  static const char* w4[] = {"#c77dff", "#66c2a5", "#fc8d62", "#a6cee3"};
+  return (f == WeightFormat::Bf16 ? bf16 : w4)[model_index % 4];
+}
+
+Sweep sweep_for(const std::vector<Model>& models, const Card& c, const ReportOptions& o,
+                std::vector<WeightFormat> formats = kFormats) {
+  Sweep s;
+  s.models = models;
+  s.formats = std::move(formats);
+  s.hw = c.hw;
+  s.contexts = o.contexts;
+  s.ws = o.ws;
+  s.decode_tokens = o.decode_tokens;
+  return s;
+}
+
+// --- tables --------------------------------------------------------------------------------------------------
+
+Table hardware_table(const std::vector<Card>& cards) {
+  Table t;
+  t.header = {"profile", "GPU", "memory GiB", "bf16 TFLOP/s", "bandwidth TB/s", "exp/s", "efficiency", "file",
+              "command"};
+  for (const Card& c : cards)
+    t.rows.push_back({c.hw.name, c.hw.gpu, gib(c.hw.memory_bytes), fmt::format("{:.1f}", c.hw.bf16_flops / 1e12),
+                      fmt::format("{:.3f}", c.hw.bandwidth / 1e12), fmt::format("{:.3g}", c.hw.exp_per_s),
+                      c.fit.calibrated() ? "fitted" : "1.0 (floor)", code(source_relative(c.hw.file)),
+                      code(fmt::format("salasim model latency --hw {} --context 64K --json", c.hw.name))});
+  return t;
+}
+
+Table facts_table(const std::vector<Model>& models, const ReportOptions& o) {
+  Table t;
+  t.header = {"model", "weights bf16 B", "weights W4A16 B", "KV B/token", "K1+K2 B/token", "GLA state B", "command"};
+  for (const Model& m : models) {
+    const bool sala = m.kind == ModelKind::Sala;
+    t.rows.push_back(
+        {m.name, fmt::format("{}", model_weight_bytes(m, WeightFormat::Bf16)),
+         fmt::format("{}", model_weight_bytes(m, WeightFormat::W4A16)), fmt::format("{}", model_kv_bytes_per_token(m)),
+         sala ? fmt::format("{:g}", k1_bytes_per_token(m.sala) + k2_bytes_per_token(m.sala)) : "-",
+         sala ? fmt::format("{}", gla_state_bytes(m.sala)) : "-",
+         code(fmt::format("salasim model memory --config {} --weights bf16,w4a16 --context {} --json",
+                          source_relative(m.path), context_label(o.contexts.back())))});
+  }
+  return t;
+}
+
+Table workspace_table(const Model& m, int64_t context, const ReportOptions& o) {
+  const MemoryBreakdown b = memory_breakdown(m, WeightFormat::Bf16, context, o.ws);
+  const std::string cmd = code(fmt::format("salasim model memory --config {} --context {} --json",
+                                           source_relative(m.path), context_label(context)));
+  Table t;
+  t.header = {"term", "shape", "phase", "MiB", "what", "command"};
+  for (const WorkspaceTerm& w : b.workspace_terms)
+    t.rows.push_back({w.name, w.shape, w.phase, fmt::format("{:.1f}", double(w.bytes) / (1 << 20)), w.why, cmd});
+  t.rows.push_back({"**peak**", "all + largest phase", "", fmt::format("{:.1f}", double(b.workspace_bytes) / (1 << 20)),
+                    "", cmd});
+  return t;
+}
+
+Table vram_table(const Sweep& s) {
+  Table t;
+  t.header = {"context"};
+  for (const Model& m : s.models)
+    for (WeightFormat f : s.formats) t.header.push_back(label(m, f) + " GiB");
+  t.header.push_back("command");
+  for (int64_t ctx : s.contexts) {
+    std::vector<std::string> r{context_label(ctx)};
+    for (const Model& m : s.models)
+      for (WeightFormat f : s.formats) {
+        const MemoryBreakdown b = memory_breakdown(m, f, ctx, s.ws);
+        r.push_back(fits(b, s.hw) ? gib(b.peak()) : gib(b.peak()) + " **OOM**");
+      }
+    r.push_back(code(memory_command(s, ctx)));
+    t.rows.push_back(std::move(r));
+  }
+  return t;
+}
+
+// SALA beside the comparator: TTFT, decode and E2E per model, one row per (weights, context).
+Table latency_wide_table(const Sweep& s, const Efficiency& eff) {
+  Table t;
+  t.header = {"weights", "context"};
+  for (const Model& m : s.models)
+    t.header.insert(t.header.end(), {m.name + " TTFT s", m.name + " decode ms/tok",
+                                     fmt::format("{} E2E s", m.name)});
+  if (s.models.size() == 2) t.header.push_back("TTFT ratio " + s.models[1].name + "/" + s.models[0].name);
+  t.header.push_back("command");
+  for (WeightFormat f : s.formats)
+    for (int64_t ctx : s.contexts) {
+      std::vector<std::string> r{weight_format_name(f), context_label(ctx)};
+      std::vector<double> ttft;
+      for (const Model& m : s.models) {
+        const MemoryBreakdown b = memory_breakdown(m, f, ctx, s.ws);
+        if (!fits(b, s.hw)) {
+          r.insert(r.end(), {"OOM", "OOM", "OOM"});
+          ttft.push_back(kNaN);
+          continue;
+        }
+        const LatencyPrediction p = predict_latency(m, f, s.hw, eff, ctx, s.decode_tokens, s.ws.chunk);
+        r.insert(r.end(), {seconds(p.ttft_s), millis(p.decode_ms), seconds(p.e2e_s)});
+        ttft.push_back(p.ttft_s);
+      }
+      if (s.models.size() == 2) r.push_back(ratio(ttft[1] / ttft[0]));
+      Sweep one = s;
+      one.formats = {f};
+      r.push_back(code(latency_command(one, ctx)));
+      t.rows.push_back(std::move(r));
+    }
+  return t;
+}
+
+// Predictions next to the paper's published numbers, for the contexts the paper has.
+Table paper_table(const Sweep& s, const Efficiency& eff, const PaperData& paper) {
+  Table t;
+  t.header = {"model", "weights", "context", "TTFT s predicted", "paper", "pred/paper", "E2E s predicted", "paper",
+              "pred/paper", "memory predicted", "paper", "command"};
+  for (const Model& m : s.models)
+    for (WeightFormat f : s.formats)
+      for (const PaperPoint& pp : paper.points) {
+        if (pp.gpu != s.hw.name || pp.model != m.name || pp.weights != f) continue;
+        const LatencyPrediction p = predict_latency(m, f, s.hw, eff, pp.context, paper.decode_tokens, s.ws.chunk);
+        const MemoryBreakdown b = memory_breakdown(m, f, pp.context, s.ws);
+        const std::string mem = fits(b, s.hw) ? fmt::format("fits ({} GiB)", gib(b.peak()))
+                                              : fmt::format("**OOM** ({} GiB)", gib(b.peak()));
+        Sweep one = s;
+        one.models = {m};
+        one.formats = {f};
+        one.decode_tokens = paper.decode_tokens;
+        std::vector<std::string> r{m.name, weight_format_name(f), context_label(pp.context), seconds(p.ttft_s)};
+        if (pp.oom)
+          r.insert(r.end(), {"OOM", "-", seconds(p.e2e_s), "OOM", "-", mem, "OOM"});
+        else
+          r.insert(r.end(), {seconds(pp.ttft_s), ratio(p.ttft_s / pp.ttft_s), seconds(p.e2e_s), seconds(pp.e2e_s),
+                             ratio(p.e2e_s / pp.e2e_s), mem, "ran"});
+        r.push_back(code(latency_command(one, pp.context)));
+        t.rows.push_back(std::move(r));
+      }
+  return t;
+}
+
+// Floors per op class, the analogue of perf-anchors.md's TTFT floor table.
+Table breakdown_table(const Sweep& s) {
+  Table t;
+  t.header = {"model", "context"};
+  for (int c = 0; c < kOpClasses; ++c) t.header.push_back(std::string(op_class_name(op_class(c))) + " s");
+  t.header.insert(t.header.end(), {"TTFT floor s", "decode floor ms/tok", "command"});
+  for (const Model& m : s.models)
+    for (int64_t ctx : s.contexts) {
+      const LatencyPrediction p = predict_latency(m, WeightFormat::Bf16, s.hw, Efficiency{}, ctx, s.decode_tokens,
+                                                  s.ws.chunk);
+      std::vector<std::string> r{m.name, context_label(ctx)};
+      double total = 0;
+      for (double x : p.prefill_floor_s) {
+        r.push_back(seconds(x));
+        total += x;
+      }
+      Sweep one = s;
+      one.models = {m};
+      one.formats = {WeightFormat::Bf16};
+      one.floor = true;
+      r.insert(r.end(), {seconds(total), millis(p.decode_floor_ms), code(latency_command(one, ctx) + " --json")});
+      t.rows.push_back(std::move(r));
+    }
+  return t;
+}
+
+Table efficiency_table(const std::vector<Card>& cards) {
+  Table t;
+  t.header = {"profile"};
+  for (int c = 0; c < kOpClasses; ++c) t.header.push_back(op_class_name(op_class(c)));
+  t.header.insert(t.header.end(), {"decode", "from", "command"});
+  for (const Card& c : cards) {
+    std::vector<std::string> r{c.hw.name};
+    for (double e : c.fit.eff.prefill) r.push_back(fmt::format("{:.3f}", e));
+    r.push_back(fmt::format("{:.3f}", c.fit.eff.decode));
+    r.push_back(c.fit.summary(c.hw.efficiency));
+    r.push_back(code(fmt::format("salasim model latency --hw {} --context 64K --json", c.hw.name)));
+    t.rows.push_back(std::move(r));
+  }
+  return t;
+}
+
+// --- plots ---------------------------------------------------------------------------------------------------
+
+std::vector<std::pair<double, std::string>> context_tics(const std::vector<int64_t>& contexts) {
+  std::vector<std::pair<double, std::string>> tics;
+  for (int64_t c : contexts) tics.push_back({double(c), context_label(c)});
+  return tics;
+}
+
+Plot vram_plot(const Sweep& s) {
+  Plot p;
+  p.stem = "vram_" + s.hw.name;
+  p.title = fmt::format("Peak VRAM vs context, {} (prefill chunk {})", s.hw.name, s.ws.chunk);
+  p.xlabel = "context (tokens)";
+  p.ylabel = "peak VRAM (GiB)";
+  p.xtics = context_tics(s.contexts);
+  for (size_t mi = 0; mi < s.models.size(); ++mi)
+    for (WeightFormat f : s.formats) {
+      const Model& m = s.models[mi];
+      PlotSeries ser{label(m, f), {}, true, color(mi, f)};
+      for (int64_t ctx : s.contexts)
+        ser.points.push_back({double(ctx), double(memory_breakdown(m, f, ctx, s.ws).peak()) / double(1 << 30)});
+      p.series.push_back(ser);
+    }
+  p.hline = double(s.hw.memory_bytes) / double(1 << 30);
+  p.hline_title = fmt::format("{} memory ({} GiB): above it is OOM", s.hw.name, gib(s.hw.memory_bytes));
+  return p;
+}
+
+Plot ttft_plot(const Sweep& s, const Card& card, const PaperData& paper) {
+  Plot p;
+  p.stem = "ttft_" + s.hw.name;
+  p.title = fmt::format("TTFT vs context, {} ({})", s.hw.name,
+                        card.fit.calibrated() ? "calibrated" : "uncalibrated floor");
+  p.xlabel = "context (tokens)";
+  p.ylabel = "time to first token (s)";
+  p.xtics = context_tics(s.contexts);
+  for (size_t mi = 0; mi < s.models.size(); ++mi) {
+    const Model& m = s.models[mi];
+    PlotSeries ser{label(m, WeightFormat::Bf16) + " predicted (OOM points left out)", {}, true,
+                   color(mi, WeightFormat::Bf16)};
+    for (int64_t ctx : s.contexts) {
+      const bool ok = fits(memory_breakdown(m, WeightFormat::Bf16, ctx, s.ws), s.hw);
+      const double t = ok ? predict_latency(m, WeightFormat::Bf16, s.hw, card.fit.eff, ctx, 1, s.ws.chunk).ttft_s : kNaN;
+      ser.points.push_back({double(ctx), t});
+    }
+    p.series.push_back(ser);
+  }
+  for (size_t mi = 0; mi < s.models.size(); ++mi) {
+    const Model& m = s.models[mi];
+    PlotSeries ser{label(m, WeightFormat::Bf16) + " paper", {}, false, color(mi, WeightFormat::Bf16), 6};
+    for (const PaperPoint& pp : paper.points)
+      if (pp.gpu == s.hw.name && pp.model == m.name && pp.weights == WeightFormat::Bf16 && !pp.oom)
+        ser.points.push_back({double(pp.context), pp.ttft_s});
+    if (!ser.points.empty()) p.series.push_back(ser);
+  }
+  for (size_t mi = 0; mi < s.models.size(); ++mi) {
+    const Model& m = s.models[mi];
+    PlotSeries ser{m.name + " measured", {}, false, color(mi, WeightFormat::Bf16), 13};
+    for (const MeasuredRun& r : card.runs)
+      if (load_model(r.config).name == m.name) ser.points.push_back({double(r.context), r.ttft_s});
+    if (!ser.points.empty()) p.series.push_back(ser);
+  }
+  return p;
+}
+
+// --- the README ----------------------------------------------------------------------------------------------
+
+std::string section_table(Bundle& b, const std::string& csv, const Table& t) {
+  b.write(csv, to_csv(t));
+  return to_markdown(t) + fmt::format("\n(CSV: [{}]({}))\n\n", csv, csv);
+}
+
+}  // namespace
+
+ReportOutcome write_report(const ReportOptions& o) {
+  if (o.contexts.empty()) fail("report: expected at least one context length");
+  std::vector<Model> models;
+  for (const std::string& c : o.configs) models.push_back(load_model(c));
+  std::vector<Card> cards;
+  for (const std::string& h : o.hw) {
+    Card c;
+    c.hw = load_hw(h);
+    c.runs = load_measured(measured_file(c.hw.name));
+    c.fit = fit_runs(c.runs, c.hw);
+    cards.push_back(std::move(c));
+  }
+  const PaperData paper = load_paper(paper_file());
+
+  Bundle b;
+  b.dir = o.out;
+  std::filesystem::create_directories(b.dir);
+  ReportOutcome out;
+
+  std::string md = "# MiniCPM-SALA: VRAM and latency across context lengths\n\n";
+  md += fmt::format("Written by `salasim report --out {}` from the analytic models in `reports/`. Configs: {}. "
+                    "Prefill in chunks of {} tokens; E2E = TTFT + {} generated tokens (the paper's 1K). Times are "
+                    "roofline floors divided by efficiency factors; GiB = 2^30 B. Every table row ends with the "
+                    "command that reproduces it.\n\n",
+                    o.out, [&] {
+                      std::string s;
+                      for (const Model& m : models) s += (s.empty() ? "" : ", ") + code(source_relative(m.path));
+                      return s;
+                    }(),
+                    o.ws.chunk, o.decode_tokens);
+  md += "**Calibration.**\n\n";
+  for (const Card& c : cards) {
+    const std::string line = fmt::format("{}: {}", c.hw.name, c.fit.summary(c.hw.efficiency));
+    out.calibration.push_back(line);
+    md += "- " + line + "\n";
+  }
+  md += "\nThe paper's numbers are shown beside the predictions as a check; no factor is fitted to them.\n\n";
+
+  md += "## Hardware profiles\n\n" + section_table(b, "hardware.csv", hardware_table(cards));
+  for (const Card& c : cards)
+    md += fmt::format("- **{}** ({}): {} *Uncertainty:* {}\n", c.hw.name, source_relative(c.hw.file), c.hw.source,
+                      c.hw.uncertainty.empty() ? "none stated." : c.hw.uncertainty);
+  md += "\n## Memory model\n\nPeak = weights + KV cache + compressed keys K1/K2 + GLA state (all sized for the "
+        "full context) + the prefill workspace of the last chunk. W4A16 is GPTQ 4-bit with group-128 fp16 scales "
+        "and 4-bit zeros; embeddings, lm_head, norms, o_gate and z_proj stay bf16.\n\n";
+  md += section_table(b, "memory_facts.csv", facts_table(models, o));
+  for (const Model& m : models) {
+    md += fmt::format("Prefill workspace of `{}` at {} (buffers of different phases are never live together; the "
+                      "peak is the `all` rows plus the largest phase):\n\n",
+                      m.name, context_label(o.contexts.back()));
+    md += section_table(b, fmt::format("workspace_{}.csv", m.name), workspace_table(m, o.contexts.back(), o));
+  }
+
+  std::vector<Plot> plots;
+  std::string per_card;
+  for (const Card& c : cards) {
+    const Sweep s = sweep_for(models, c, o);
+    per_card += fmt::format("## {}: {}\n\n", c.hw.name, c.hw.gpu);
+    per_card += fmt::format("### Peak VRAM (card: {} GiB; **OOM** where the peak exceeds it)\n\n", gib(c.hw.memory_bytes));
+    per_card += section_table(b, fmt::format("vram_{}.csv", c.hw.name), vram_table(s));
+    plots.push_back(vram_plot(s));
+    per_card += fmt::format("![peak VRAM vs context on {}](vram_{}.svg)\n\n", c.hw.name, c.hw.name);
+    per_card += fmt::format("### TTFT, decode and E2E ({})\n\n", c.fit.summary(c.hw.efficiency));
+    per_card += section_table(b, fmt::format("latency_{}.csv", c.hw.name), latency_wide_table(s, c.fit.eff));
+    plots.push_back(ttft_plot(s, c, paper));
+    per_card += fmt::format("![TTFT vs context on {}](ttft_{}.svg)\n\n", c.hw.name, c.hw.name);
+    const Table pt = paper_table(s, c.fit.eff, paper);
+    if (!pt.rows.empty()) {
+      per_card += "### Against the paper's published numbers (a check, not a target)\n\n";
+      per_card += section_table(b, fmt::format("paper_{}.csv", c.hw.name), pt);
+    }
+    per_card += "### Measured runs\n\n";
+    if (c.runs.empty())
+      per_card += fmt::format("No measured runs for {} yet ({} is empty or missing): the tables above are "
+                              "predictions only.\n\n",
+                              c.hw.name, source_relative(measured_file(c.hw.name)));
+    else
+      per_card += section_table(b, fmt::format("measured_{}.csv", c.hw.name), measured_table(c.runs, c.hw, c.fit.eff));
+  }
+  md += per_card;
+
+  const Card& first = cards.front();
+  md += fmt::format("## Where the time goes: floors per op class on {} (efficiency 1)\n\n", first.hw.name);
+  md += section_table(b, fmt::format("breakdown_{}.csv", first.hw.name),
+                      breakdown_table(sweep_for(models, first, o, {WeightFormat::Bf16})));
+  md += "## Efficiency factors\n\n";
+  md += "Fitted by least squares (relative residuals) from the runs in `reports/measured/<profile>.json`: per op "
+        "class from phase times when runs have them, else one common prefill factor from TTFT totals (GEMM, GLA and "
+        "elementwise times all grow linearly with context, so totals cannot separate them); decode from ms/token. "
+        "Without runs the factors stay at the profile's values (1.0: the roofline floor).\n\n";
+  md += section_table(b, "efficiency.csv", efficiency_table(cards));
+
+  const PlotOutcome po = render_plots(b.dir.string(), plots);
+  out.plots_note = po.note;
+  md += "## Plots\n\n" + po.note + ". Each plot's data (`.dat`) and gnuplot script (`.gp`) are in this folder.\n";
+  b.write("README.md", md);
+  out.files = b.files;
+  for (const std::string& f : po.files) out.files.push_back(f);
+  return out;
+}
+
+}  // namespace salasim::reports
