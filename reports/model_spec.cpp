@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string_view>
 
 #include "model/error.hpp"
 #include "model/json_field.hpp"
@@ -48,7 +49,7 @@ std::vector<GemmGroup> gemm_groups(ModelKind kind, const std::vector<TensorSpec>
   for (const TensorSpec& t : inv) {
     const char* op = gemm_op(kind, t.component);
     if (!op || t.shape.size() != 2) continue;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const GemmGroup& g) { return g.op == op; });
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const GemmGroup& g) { return std::string_view(g.op) == op; });
     if (it == groups.end()) {
       groups.push_back(GemmGroup{op, t.component == Component::LmHead});
       it = groups.end() - 1;

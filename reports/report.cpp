@@ -357,6 +357,11 @@ ReportOutcome write_report(const ReportOptions& o) {
   }
 
   std::vector<Plot> plots;
+  const bool have_gnuplot = gnuplot_available();
+  auto image = [&](const std::string& alt, const std::string& stem) {
+    return have_gnuplot ? fmt::format("![{}]({}.svg)\n\n", alt, stem)
+                        : fmt::format("(plot skipped: gnuplot is not installed; `gnuplot {}.gp` renders it)\n\n", stem);
+  };
   std::string per_card;
   for (const Card& c : cards) {
     const Sweep s = sweep_for(models, c, o);
@@ -364,11 +369,11 @@ ReportOutcome write_report(const ReportOptions& o) {
     per_card += fmt::format("### Peak VRAM (card: {} GiB; **OOM** where the peak exceeds it)\n\n", gib(c.hw.memory_bytes));
     per_card += section_table(b, fmt::format("vram_{}.csv", c.hw.name), vram_table(s));
     plots.push_back(vram_plot(s));
-    per_card += fmt::format("![peak VRAM vs context on {}](vram_{}.svg)\n\n", c.hw.name, c.hw.name);
+    per_card += image("peak VRAM vs context on " + c.hw.name, "vram_" + c.hw.name);
     per_card += fmt::format("### TTFT, decode and E2E ({})\n\n", c.fit.summary(c.hw.efficiency));
     per_card += section_table(b, fmt::format("latency_{}.csv", c.hw.name), latency_wide_table(s, c.fit.eff));
     plots.push_back(ttft_plot(s, c, paper));
-    per_card += fmt::format("![TTFT vs context on {}](ttft_{}.svg)\n\n", c.hw.name, c.hw.name);
+    per_card += image("TTFT vs context on " + c.hw.name, "ttft_" + c.hw.name);
     const Table pt = paper_table(s, c.fit.eff, paper);
     if (!pt.rows.empty()) {
       per_card += "### Against the paper's published numbers (a check, not a target)\n\n";

@@ -18,7 +18,10 @@ std::string common_args(const Sweep& s, int64_t context) {
   std::string formats;
   for (WeightFormat f : s.formats) formats += std::string(formats.empty() ? "" : ",") + weight_format_name(f);
   if (formats != "bf16") a += " --weights " + formats;
-  a += " --hw " + s.hw.name + " --context " + context_label(context);
+  // A profile from reports/hw/ is named; any other file is given by its path.
+  const std::string hw_rel = source_relative(s.hw.file);
+  a += " --hw " + (hw_rel == "reports/hw/" + s.hw.name + ".json" ? s.hw.name : hw_rel);
+  a += " --context " + context_label(context);
   if (s.ws.chunk != WorkspaceParams{}.chunk) a += fmt::format(" --chunk {}", s.ws.chunk);
   return a;
 }
