@@ -12,5 +12,7 @@ using Run = std::function<int()>;
 void add_params(CLI::App& app, Run& run);
 void add_synth_checkpoint(CLI::App& app, Run& run);
 void add_ref(CLI::App& app, Run& run);
+void add_model(CLI::App& app, Run& run);   // salasim model memory|latency
+void add_report(CLI::App& app, Run& run);  // salasim report
 
 }  // namespace salasim::cli

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   salasim::cli::add_params(app, run);
   salasim::cli::add_synth_checkpoint(app, run);
   salasim::cli::add_ref(app, run);
+  salasim::cli::add_model(app, run);
+  salasim::cli::add_report(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

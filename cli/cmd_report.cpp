@@ -1,0 +1,47 @@
+// `salasim report`: writes the VRAM / latency report bundle (Markdown, CSV, plots) for every hardware profile.
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "reports/context.hpp"
+#include "reports/report.hpp"
+
+namespace salasim::cli {
+
+namespace {
+
+struct ReportArgs {
+  reports::ReportOptions opt;
+  std::string contexts;
+  std::vector<std::string> configs;
+  std::vector<std::string> hw;
+};
+
+int run_report(ReportArgs a) {
+  if (!a.contexts.empty()) a.opt.contexts = reports::parse_contexts(a.contexts);
+  if (!a.configs.empty()) a.opt.configs = a.configs;
+  if (!a.hw.empty()) a.opt.hw = a.hw;
+  const reports::ReportOutcome r = reports::write_report(a.opt);
+  fmt::print("wrote {} files to {}/ (open {}/README.md)\n", r.files.size(), a.opt.out, a.opt.out);
+  for (const std::string& c : r.calibration) fmt::print("  {}\n", c);
+  fmt::print("  {}\n", r.plots_note);
+  return 0;
+}
+
+}  // namespace
+
+void add_report(CLI::App& app, Run& run) {
+  auto a = std::make_shared<ReportArgs>();
+  CLI::App* c = app.add_subcommand("report", "Write the VRAM / latency report bundle: README.md, CSV tables, plots");
+  c->add_option("--out", a->opt.out, "output folder")->capture_default_str();
+  c->add_option("--context", a->contexts, "context lengths (default 4K,8K,...,2048K)");
+  c->add_option("--config", a->configs,
+                "configs, repeatable (default scenarios/models/minicpm-sala-9b.json and qwen3-8b.json)");
+  c->add_option("--hw", a->hw, "hardware profiles, repeatable (default h200, a6000d, rtx5090)");
+  c->add_option("--chunk", a->opt.ws.chunk, "prefill chunk in tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  c->add_option("--decode-tokens", a->opt.decode_tokens, "generated tokens for E2E")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c->callback([a, &run] { run = [a] { return run_report(*a); }; });
+}
+
+}  // namespace salasim::cli

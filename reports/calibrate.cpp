@@ -1,0 +1,105 @@
+// Least-squares fit of efficiency factors from measured runs.
+#include "reports/calibrate.hpp"
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
+#include "reports/model_spec.hpp"
+
+namespace salasim::reports {
+
+namespace {
+
+// Minimises sum((z_i * x - 1)^2) with z = floor / measured: x = sum(z) / sum(z^2).
+struct RelativeFit {
+  double sz = 0, szz = 0;
+  int n = 0;
+  void add(double floor, double measured) {
+    if (floor <= 0 || measured <= 0) return;
+    const double z = floor / measured;
+    sz += z;
+    szz += z * z;
+    ++n;
+  }
+  double efficiency() const { return szz / sz; }  // 1 / x
+};
+
+}  // namespace
+
+FitResult fit_efficiency(const std::vector<FitPoint>& points, const Efficiency& defaults) {
+  FitResult r;
+  r.eff = defaults;
+  r.points = int(points.size());
+  if (points.empty()) return r;
+
+  std::array<RelativeFit, kOpClasses> per_class{};
+  RelativeFit common, decode;
+  bool any_phases = false;
+  for (const FitPoint& p : points) {
+    if (p.phases) {
+      any_phases = true;
+      for (int c = 0; c < kOpClasses; ++c) per_class[c].add(p.floor_s[c], (*p.phases)[c]);
+    } else {
+      double floor = 0;
+      for (double f : p.floor_s) floor += f;
+      common.add(floor, p.ttft_s);
+    }
+    if (p.decode_ms) decode.add(p.decode_floor_ms, *p.decode_ms);
+  }
+  if (any_phases) {
+    r.prefill_mode = "per-class from phases";
+    for (int c = 0; c < kOpClasses; ++c) {
+      r.class_rows[c] = per_class[c].n;
+      if (per_class[c].n > 0) r.eff.prefill[c] = per_class[c].efficiency();
+    }
+  } else if (common.n > 0) {
+    r.prefill_mode = "common from TTFT totals";
+    r.ttft_rows = common.n;
+    for (double& e : r.eff.prefill) e = common.efficiency();
+  }
+  r.decode_rows = decode.n;
+  if (decode.n > 0) r.eff.decode = decode.efficiency();
+  return r;
+}
+
+std::string FitResult::summary(const Efficiency& defaults) const {
+  if (!calibrated()) {
+    bool ones = defaults.decode == 1;
+    for (double e : defaults.prefill) ones = ones && e == 1;
+    return ones ? "uncalibrated: efficiency factors 1.0 (the floor); no measured runs yet"
+                : "uncalibrated: efficiency factors from the hardware profile; no measured runs yet";
+  }
+  std::string s = fmt::format("calibrated from {} measured run{}: prefill {}", points, points == 1 ? "" : "s",
+                              prefill_mode);
+  if (prefill_mode == "per-class from phases") {
+    for (int c = 0; c < kOpClasses; ++c)
+      if (class_rows[c] > 0) s += fmt::format(", {} {:.3f} ({} runs)", op_class_name(op_class(c)), eff.prefill[c],
+                                              class_rows[c]);
+  } else if (prefill_mode == "common from TTFT totals") {
+    s += fmt::format(" = {:.3f} ({} runs)", eff.prefill[0], ttft_rows);
+  }
+  s += decode_rows > 0 ? fmt::format("; decode {:.3f} ({} runs)", eff.decode, decode_rows)
+                       : "; decode not measured (factor from the hardware profile)";
+  return s;
+}
+
+FitPoint fit_point(const MeasuredRun& run, const HwProfile& hw) {
+  const Model m = load_model(run.config);
+  const WeightFormat f = parse_weight_format(run.weights, fmt::format("measured run '{}': weights", run.command));
+  const LatencyPrediction p = predict_latency(m, f, hw, Efficiency{}, run.context, run.decode_tokens, run.chunk);
+  FitPoint pt;
+  pt.floor_s = p.prefill_floor_s;
+  pt.ttft_s = run.ttft_s;
+  pt.phases = run.phases;
+  pt.decode_floor_ms = p.decode_floor_ms;
+  pt.decode_ms = run.decode_ms_per_token;
+  return pt;
+}
+
+FitResult fit_runs(const std::vector<MeasuredRun>& runs, const HwProfile& hw) {
+  std::vector<FitPoint> pts;
+  for (const MeasuredRun& r : runs) pts.push_back(fit_point(r, hw));
+  return fit_efficiency(pts, hw.efficiency);
+}
+
+}  // namespace salasim::reports

@@ -1,0 +1,33 @@
+// The work of every op in one forward call over token positions [start, end) (a prefill chunk, or a decode
+// step when end = start + 1): FLOPs, bytes moved to or from device memory, and exponentials. These counts are
+// the latency model's input; turning them into seconds is latency.hpp's job.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "reports/hardware.hpp"
+#include "reports/model_spec.hpp"
+
+namespace salasim::reports {
+
+struct OpCost {
+  const char* op = "";  // "gemm.mlp", "select", "sparse_attn", "dense_attn", "gla", "other.elementwise", ...
+  OpClass cls = OpClass::Other;
+  double flops = 0;
+  double bytes = 0;
+  double exps = 0;
+};
+
+// `logits`: the call ends the prompt (or is a decode step), so the lm_head runs for its last position.
+std::vector<OpCost> call_costs(const Model& m, WeightFormat f, int64_t start, int64_t end, bool logits);
+
+// Exact closed-form sums over query positions p in [a, b) that the formulas use (exposed for tests).
+double sum_causal_keys(int64_t a, int64_t b);  // sum of (p + 1): keys visible to a causal query at p
+// sum of the complete pooling windows (length `kernel`, step `stride`) lying in [0, p]: visible K1 / K2 entries
+double sum_visible_windows(int64_t a, int64_t b, int64_t kernel, int64_t stride);
+double sum_causal_blocks(int64_t a, int64_t b, int64_t block);  // sum of (p / block + 1)
+// sum of the keys a sparse query attends to: all p + 1 while p / block < k_sel, else (k_sel - 1) full blocks
+// plus its own partial block (sala-spec §4.5; at most k_sel x block = 6144)
+double sum_selected_keys(int64_t a, int64_t b, int64_t block, int64_t k_sel);
+
+}  // namespace salasim::reports

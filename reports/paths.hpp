@@ -1,0 +1,11 @@
+// Where the report's data files live: a relative path is tried in the current directory first, then in the
+// source tree the binary was built from, so commands work from anywhere.
+#pragma once
+#include <string>
+
+namespace salasim::reports {
+
+std::string data_path(const std::string& path);
+std::string source_relative(const std::string& path);  // inverse, for printing commands: "scenarios/models/x.json"
+
+}  // namespace salasim::reports

@@ -1,0 +1,30 @@
+// The VRAM / latency report bundle written by `salasim report`: README.md (tables and plots), CSV tables and
+// gnuplot plots, for every hardware profile, MiniCPM-SALA beside the dense comparator.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reports/context.hpp"
+#include "reports/workspace.hpp"
+
+namespace salasim::reports {
+
+struct ReportOptions {
+  std::string out = "build/report";
+  std::vector<std::string> configs{"scenarios/models/minicpm-sala-9b.json", "scenarios/models/qwen3-8b.json"};
+  std::vector<std::string> hw{"h200", "a6000d", "rtx5090"};
+  std::vector<int64_t> contexts = default_contexts();
+  WorkspaceParams ws;
+  int64_t decode_tokens = 1024;  // the paper generates 1K tokens after the prompt
+};
+
+struct ReportOutcome {
+  std::vector<std::string> files;         // written, relative to the bundle folder
+  std::string plots_note;                 // rendered, or skipped and why
+  std::vector<std::string> calibration;   // one line per hardware profile
+};
+
+ReportOutcome write_report(const ReportOptions& o);
+
+}  // namespace salasim::reports

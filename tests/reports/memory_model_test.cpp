@@ -1,0 +1,100 @@
+// The memory model of a run (reports/memory_model.hpp, workspace.hpp): the comparator's facts by hand, growth
+// with context, the peak as the sum of its parts, and where each model runs out of memory.
+#include "model/memory.hpp"
+#include "reports/hardware.hpp"
+#include "reports/memory_model.hpp"
+#include "reports/sweep.hpp"
+#include "tests/support/catch.hpp"
+#include "tests/support/paths.hpp"
+
+using namespace salasim;
+using namespace salasim::reports;
+
+TEST_CASE("memory model: the comparator's KV cache is 147,456 B/token", "[memory_model]") {
+  const Model q = load_model("scenarios/models/qwen3-8b.json");
+  CHECK(model_kv_bytes_per_token(q) == 36 * 2 * 8 * 128 * 2);
+  CHECK(model_kv_bytes_per_token(q) == 147456);
+  const MemoryBreakdown b = memory_breakdown(q, WeightFormat::Bf16, 65536, WorkspaceParams{});
+  CHECK(b.kv_bytes == 147456LL * 65536);
+  CHECK(b.compressed_key_bytes == 0);
+  CHECK(b.gla_state_bytes == 0);
+}
+
+TEST_CASE("memory model: the comparator's bf16 weights match a hand count", "[memory_model]") {
+  const Model q = load_model("scenarios/models/qwen3-8b.json");
+  // embed + lm_head (untied) + 36 x (q, o 4096^2; k, v 1024 x 4096; MLP 3 x 4096 x 12288; 2 norms; q/k norm) + norm
+  const int64_t layer = 2LL * 4096 * 4096 + 2LL * 1024 * 4096 + 3LL * 4096 * 12288 + 2 * 4096 + 2 * 128;
+  const int64_t params = 2LL * 151936 * 4096 + 36 * layer + 4096;
+  CHECK(params == 8190735360LL);  // Qwen3-8B's published 8.2B
+  CHECK(model_weight_bytes(q, WeightFormat::Bf16) == 2 * params);
+}
+
+TEST_CASE("memory model: the released config's bf16 peak is weights + caches + workspace", "[memory_model]") {
+  const Model s = load_model("scenarios/models/minicpm-sala-9b.json");
+  const int64_t L = 1 << 20;
+  const MemoryBreakdown b = memory_breakdown(s, WeightFormat::Bf16, L, WorkspaceParams{});
+  CHECK(b.weight_bytes == 18954407936LL);
+  CHECK(b.kv_bytes == 8192LL * L);
+  CHECK(b.compressed_key_bytes == compressed_key_bytes(s.sala, L));
+  CHECK(b.gla_state_bytes == int64_t(48) << 20);
+  CHECK(b.workspace_bytes == workspace_peak(b.workspace_terms));
+  CHECK(b.peak() == b.weight_bytes + b.kv_bytes + b.compressed_key_bytes + b.gla_state_bytes + b.workspace_bytes);
+  // perf-anchors.md's goals: <= 30 GiB at 1M, <= 38 GiB at 2048K.
+  CHECK(b.peak() <= int64_t(30) << 30);
+  CHECK(memory_breakdown(s, WeightFormat::Bf16, 2 * L, WorkspaceParams{}).peak() <= int64_t(38) << 30);
+}
+
+TEST_CASE("memory model: peak grows with context, caches linearly", "[memory_model]") {
+  for (const char* cfg : {"scenarios/models/minicpm-sala-9b.json", "scenarios/models/qwen3-8b.json"}) {
+    INFO(cfg);
+    const Model m = load_model(cfg);
+    int64_t last_peak = 0;
+    for (int64_t L = 4096; L <= 2097152; L *= 2) {
+      const MemoryBreakdown b = memory_breakdown(m, WeightFormat::Bf16, L, WorkspaceParams{});
+      const MemoryBreakdown b2 = memory_breakdown(m, WeightFormat::Bf16, 2 * L, WorkspaceParams{});
+      INFO(L);
+      CHECK(b.peak() > last_peak);
+      CHECK(b2.kv_bytes == 2 * b.kv_bytes);
+      CHECK(b2.weight_bytes == b.weight_bytes);
+      CHECK(b2.gla_state_bytes == b.gla_state_bytes);
+      last_peak = b.peak();
+    }
+  }
+}
+
+TEST_CASE("workspace: the peak is the shared rows plus the largest phase", "[workspace]") {
+  const std::vector<WorkspaceTerm> t = {{"a", "", "all", 10, ""}, {"b", "", "mlp", 5, ""}, {"c", "", "mlp", 6, ""},
+                                        {"d", "", "sparse", 7, ""}, {"e", "", "all", 1, ""}};
+  CHECK(workspace_peak(t) == 10 + 1 + 11);
+}
+
+TEST_CASE("workspace: selection scratch exists in sparse mode only and grows with context", "[workspace]") {
+  const Model s = load_model("scenarios/models/minicpm-sala-9b.json");
+  auto scores = [&](int64_t L) {
+    for (const WorkspaceTerm& w : sala_prefill_workspace(s.sala, WorkspaceParams{}, L))
+      if (w.name == "select_scores") return w.bytes;
+    return int64_t(-1);
+  };
+  CHECK(scores(8191) == -1);  // dense below dense_len
+  CHECK(scores(8192) > 0);
+  // [Qs = 1024, 2 kv groups, n1(L)] bf16
+  CHECK(scores(2097152) == 1024LL * 2 * k1_entries(s.sala, 2097152) * 2);
+  CHECK(scores(2097152) > scores(1048576));
+  // The chunk shrinks to the prompt: a 4K prompt's MLP buffers are [4096, 3 x 16384] bf16.
+  for (const WorkspaceTerm& w : sala_prefill_workspace(s.sala, WorkspaceParams{}, 4096))
+    if (w.name == "mlp_gate_up") CHECK(w.bytes == 4096LL * 2 * 16384 * 2);
+}
+
+TEST_CASE("memory model: out of memory where the paper reports it on the RTX 5090", "[memory_model]") {
+  // ruler-niah.md Part B: Qwen3-8B bf16 runs at 64K and is OOM from 128K; GPTQ runs at 128K and is OOM at 256K.
+  const HwProfile hw = load_hw("rtx5090");
+  const Model q = load_model("scenarios/models/qwen3-8b.json");
+  auto ok = [&](WeightFormat f, int64_t L) { return fits(memory_breakdown(q, f, L, WorkspaceParams{}), hw); };
+  CHECK(ok(WeightFormat::Bf16, 65536));
+  CHECK_FALSE(ok(WeightFormat::Bf16, 131072));
+  CHECK(ok(WeightFormat::W4A16, 131072));
+  CHECK_FALSE(ok(WeightFormat::W4A16, 262144));
+  // MiniCPM-SALA bf16 runs to 1024K on the 32 GB card.
+  const Model s = load_model("scenarios/models/minicpm-sala-9b.json");
+  CHECK(fits(memory_breakdown(s, WeightFormat::Bf16, 1048576, WorkspaceParams{}), hw));
+}
