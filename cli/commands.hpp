@@ -11,5 +11,7 @@ using Run = std::function<int()>;
 // Each adds one subcommand and sets `run` when that subcommand is chosen.
 void add_params(CLI::App& app, Run& run);
 void add_synth_checkpoint(CLI::App& app, Run& run);
+void add_diff(CLI::App& app, Run& run);
+void add_tolerances(CLI::App& app, Run& run);
 
 }  // namespace salasim::cli

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   salasim::cli::Run run;
   salasim::cli::add_params(app, run);
   salasim::cli::add_synth_checkpoint(app, run);
+  salasim::cli::add_diff(app, run);
+  salasim::cli::add_tolerances(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
