@@ -49,7 +49,7 @@ ToleranceTable make_table() {
       float_row("mlp/act", "bf16", "silu(W_gate b) * (W_up b): two fp32-accumulated GEMMs, each rounded, then the product"),
       float_row("mlp/out", "bf16", "down projection: fp32 accumulation over the MLP width (the longest sum of the model)"),
       float_row("final/norm", "bf16", "final RMSNorm of the last residual"),
-      float_row("final/logits", "bf16", "W_lm (h/16) rounded to bf16; max-abs matters: one wrong logit can move the argmax"),
+      float_row("final/logits", "bf16", "W_lm (h/16) rounded to bf16; the max-err gate matters: one wrong logit can move the argmax"),
 
       float_row("lightning/proj/q", "bf16", "GEMM W_q a, fp32 accumulation over the hidden size, bf16 out"),
       float_row("lightning/proj/k", "bf16", "GEMM W_k a, fp32 accumulation over the hidden size, bf16 out"),
