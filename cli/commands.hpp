@@ -14,5 +14,7 @@ void add_synth_checkpoint(CLI::App& app, Run& run);
 void add_ref(CLI::App& app, Run& run);
 void add_model(CLI::App& app, Run& run);   // salasim model memory|latency
 void add_report(CLI::App& app, Run& run);  // salasim report
+void add_diff(CLI::App& app, Run& run);
+void add_tolerances(CLI::App& app, Run& run);
 
 }  // namespace salasim::cli

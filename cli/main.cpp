@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   salasim::cli::add_ref(app, run);
   salasim::cli::add_model(app, run);
   salasim::cli::add_report(app, run);
+  salasim::cli::add_diff(app, run);
+  salasim::cli::add_tolerances(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

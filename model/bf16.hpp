@@ -50,7 +50,7 @@ inline double round_bf16(double x) {
   if (std::fabs(x) < 0x1p-126) return double(float_from_bf16(bf16_from_float(float(x))));  // bf16 subnormals
   uint64_t u;
   std::memcpy(&u, &x, 8);
-  u += 0x1fffffffffffull + ((u >> 45) & 1u);  // keep 7 explicit mantissa bits
+  u += 0xfffffffffffull + ((u >> 45) & 1u);  // half of the 45 dropped bits, minus one, plus the kept lsb: ties to even
   u &= ~0x1fffffffffffull;
   double r;
   std::memcpy(&r, &u, 8);

@@ -1,0 +1,63 @@
+// Internal to compare/: a thin layer over the HDF5 C API (owned identifiers, attributes, group walking) so that
+// hdf5_io.cpp reads as the file layout. Every failure throws salasim::Error with the file and object named.
+#pragma once
+#include <hdf5.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace salasim::h5 {
+
+// Owns one HDF5 identifier and closes it with the matching H5?close.
+class Id {
+ public:
+  Id() = default;
+  explicit Id(hid_t id) : id_(id) {}
+  Id(Id&& o) noexcept : id_(o.id_) { o.id_ = -1; }
+  Id& operator=(Id&& o) noexcept;
+  Id(const Id&) = delete;
+  Id& operator=(const Id&) = delete;
+  ~Id();
+  hid_t get() const { return id_; }
+
+ private:
+  hid_t id_ = -1;
+};
+
+// Turns off HDF5's own printing of its error stack while alive: our messages replace it.
+class Quiet {
+ public:
+  Quiet();
+  ~Quiet();
+  Quiet(const Quiet&) = delete;
+  Quiet& operator=(const Quiet&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+// `id` when it is valid, else a salasim::Error "<file>: <what>".
+hid_t check(hid_t id, const std::string& file, const std::string& what);
+void check(herr_t rc, const std::string& file, const std::string& what);
+
+// Attributes on an object; `where` names the object in messages ("dataset /prefill/embed/out").
+void write_string_attr(hid_t obj, const std::string& name, const std::string& value, const std::string& file);
+void write_int_attr(hid_t obj, const std::string& name, int64_t value, const std::string& file);
+void write_ints_attr(hid_t obj, const std::string& name, const std::vector<int64_t>& values, const std::string& file);
+bool has_attr(hid_t obj, const std::string& name);
+std::string read_string_attr(hid_t obj, const std::string& name, const std::string& file, const std::string& where);
+int64_t read_int_attr(hid_t obj, const std::string& name, const std::string& file, const std::string& where);
+std::vector<int64_t> read_ints_attr(hid_t obj, const std::string& name, const std::string& file,
+                                    const std::string& where);
+std::vector<std::string> attr_names(hid_t obj, const std::string& file);
+
+// Calls `on_dataset(path, dataset)` for every dataset below `group` ("/prefill/embed/out"), in name order; any
+// object that is neither a group nor a dataset is an error.
+void walk(hid_t group, const std::string& prefix, const std::string& file,
+          const std::function<void(const std::string&, hid_t)>& on_dataset);
+
+}  // namespace salasim::h5

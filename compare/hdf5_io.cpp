@@ -1,0 +1,243 @@
+// Tap dumps and failure dumps in HDF5: the layout (README "HDF5 dumps") written and read back, with checks that
+// turn a foreign or damaged file into a message naming the file, the object and the expectation.
+#include "compare/hdf5_io.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+
+#include "compare/h5_util.hpp"
+#include "model/error.hpp"
+
+namespace salasim {
+
+namespace {
+
+constexpr int64_t kFormatVersion = 1;
+const char* const kReserved[] = {"salasim_layout", "salasim_format_version", "scenario", "git_revision", "backend",
+                                 "created"};
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+bool reserved(const std::string& key) {
+  for (const char* r : kReserved)
+    if (key == r) return true;
+  return false;
+}
+
+// A tap name is an absolute HDF5 path: "/a/b/c", no empty, "." or ".." parts.
+void check_name(const std::string& name, const std::string& file) {
+  bool ok = name.size() > 1 && name[0] == '/' && name.back() != '/' && name.find("//") == std::string::npos;
+  for (const char* bad : {"/./", "/../"}) ok = ok && (name + "/").find(bad) == std::string::npos;
+  if (!ok) fail("{}: tap name '{}' is not a path like /prefill/layer_03/lightning/gla/out", file, name);
+}
+
+h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info) {
+  h5::Id f(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path,
+                     "cannot create the HDF5 file (does its folder exist, is it writable?)"));
+  h5::write_string_attr(f.get(), "salasim_layout", layout, path);
+  h5::write_int_attr(f.get(), "salasim_format_version", kFormatVersion, path);
+  h5::write_string_attr(f.get(), "scenario", info.scenario, path);
+  h5::write_string_attr(f.get(), "git_revision", info.git_revision, path);
+  h5::write_string_attr(f.get(), "backend", info.backend, path);
+  h5::write_string_attr(f.get(), "created", info.created.empty() ? utc_now() : info.created, path);
+  for (const auto& [k, v] : info.extra) {
+    if (reserved(k) || k.empty()) fail("{}: extra file attribute '{}' is empty or a reserved name", path, k);
+    h5::write_string_attr(f.get(), k, v, path);
+  }
+  return f;
+}
+
+h5::Id open_file(const std::string& path, const char* layout) {
+  if (!std::filesystem::exists(path)) fail("{}: no such file", path);
+  h5::Id f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not an HDF5 file (or not readable)"));
+  if (!h5::has_attr(f.get(), "salasim_layout"))
+    fail("{}: file attribute 'salasim_layout' is missing: not a salasim dump", path);
+  const std::string got = h5::read_string_attr(f.get(), "salasim_layout", path, "file");
+  if (got != layout) fail("{}: file attribute 'salasim_layout' is '{}', expected '{}'", path, got, layout);
+  const int64_t v = h5::read_int_attr(f.get(), "salasim_format_version", path, "file");
+  if (v != kFormatVersion) fail("{}: salasim_format_version is {}, this build reads {}", path, v, kFormatVersion);
+  return f;
+}
+
+DumpInfo read_info(hid_t f, const std::string& path) {
+  DumpInfo info;
+  info.scenario = h5::read_string_attr(f, "scenario", path, "file");
+  info.git_revision = h5::read_string_attr(f, "git_revision", path, "file");
+  info.backend = h5::read_string_attr(f, "backend", path, "file");
+  info.created = h5::read_string_attr(f, "created", path, "file");
+  for (const std::string& k : h5::attr_names(f, path))
+    if (!reserved(k)) info.extra[k] = h5::read_string_attr(f, k, path, "file");
+  return info;
+}
+
+// Dataset `rel` (a path below `loc`, groups created along it) holding tap `t`.
+void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage storage, const std::string& file) {
+  const std::string where = "dataset " + rel;
+  if (int64_t(t.data.size()) != t.numel())
+    fail("{}: {}: tap holds {} values, its shape needs {}", file, where, t.data.size(), t.numel());
+  std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
+  h5::Id space(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+  h5::Id lcpl(H5Pcreate(H5P_LINK_CREATE));
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+
+  hid_t file_type = H5T_IEEE_F64LE, mem_type = H5T_NATIVE_DOUBLE;
+  const char* dtype = "float64";
+  const void* buf = t.data.data();
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  if (t.integer) {
+    file_type = H5T_STD_I64LE, mem_type = H5T_NATIVE_INT64, dtype = "int64";
+    ints.reserve(t.data.size());
+    for (double v : t.data) {
+      if (!(std::fabs(v) < 0x1p62) || v != std::floor(v))
+        fail("{}: {}: integer tap holds {}, expected whole numbers", file, where, v);
+      ints.push_back(int64_t(v));
+    }
+    buf = ints.data();
+  } else if (storage == FloatStorage::Float32) {
+    file_type = H5T_IEEE_F32LE, mem_type = H5T_NATIVE_FLOAT, dtype = "float32";
+    floats.assign(t.data.begin(), t.data.end());  // rounds to nearest; out of range becomes +-inf
+    buf = floats.data();
+  }
+  h5::Id ds(h5::check(H5Dcreate2(loc, rel.c_str(), file_type, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), file,
+                      "cannot create " + where + " (is one tap name a prefix of another?)"));
+  if (t.numel() > 0)
+    h5::check(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), file, "cannot write " + where);
+  h5::write_ints_attr(ds.get(), "shape", t.shape, file);
+  h5::write_string_attr(ds.get(), "dtype", dtype, file);
+  h5::write_int_attr(ds.get(), "integer", t.integer ? 1 : 0, file);
+  h5::write_int_attr(ds.get(), "order", t.order, file);
+}
+
+Tap read_dataset(hid_t ds, const std::string& path, const std::string& file) {
+  const std::string where = "dataset " + path;
+  h5::Id space(h5::check(H5Dget_space(ds), file, where + ": cannot read its dataspace"));
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(size_t(rank > 0 ? rank : 0));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  h5::Id type(H5Dget_type(ds));
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail("{}: {}: holds neither floats nor integers", file, where);
+
+  Tap t;
+  t.shape.assign(dims.begin(), dims.end());
+  const std::vector<int64_t> shape_attr = h5::read_ints_attr(ds, "shape", file, where);
+  if (shape_attr != t.shape)
+    fail("{}: {}: attribute 'shape' is {} but the dataset's shape is {}", file, where, format_shape(shape_attr),
+         format_shape(t.shape));
+  const std::string dtype = h5::read_string_attr(ds, "dtype", file, where);
+  if (dtype != "float64" && dtype != "float32" && dtype != "int64")
+    fail("{}: {}: attribute 'dtype' is '{}', expected float64, float32 or int64", file, where, dtype);
+  const int64_t integer = h5::read_int_attr(ds, "integer", file, where);
+  if (integer != 0 && integer != 1) fail("{}: {}: attribute 'integer' is {}, expected 0 or 1", file, where, integer);
+  t.integer = integer == 1;
+  if (t.integer != (cls == H5T_INTEGER))
+    fail("{}: {}: attribute 'integer' is {} but the data are {}", file, where, integer,
+         cls == H5T_INTEGER ? "integers" : "floats");
+  t.order = h5::read_int_attr(ds, "order", file, where);
+  t.data.resize(size_t(t.numel()));
+  if (!t.data.empty())
+    h5::check(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data.data()), file,
+              "cannot read " + where);
+  return t;
+}
+
+}  // namespace
+
+void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& info, FloatStorage storage) {
+  h5::Quiet quiet;
+  h5::Id f = create_file(path, "taps", info);
+  for (const auto& [name, t] : taps) {
+    check_name(name, path);
+    write_dataset(f.get(), name, t, storage, path);
+  }
+}
+
+TapDump read_taps(const std::string& path) {
+  h5::Quiet quiet;
+  h5::Id f = open_file(path, "taps");
+  TapDump d;
+  d.info = read_info(f.get(), path);
+  h5::walk(f.get(), "", path, [&](const std::string& p, hid_t ds) { d.taps[p] = read_dataset(ds, p, path); });
+  return d;
+}
+
+void write_failures(const std::string& path, const std::vector<FailureEntry>& entries, const DumpInfo& info) {
+  h5::Quiet quiet;
+  h5::Id f = create_file(path, "failures", info);
+  for (const FailureEntry& e : entries) {
+    check_name(e.name, path);
+    if (!e.reference && !e.backend)
+      fail("{}: failure entry {} has neither a reference nor a backend tensor", path, e.name);
+    h5::Id lcpl(H5Pcreate(H5P_LINK_CREATE));
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    h5::Id g(h5::check(H5Gcreate2(f.get(), e.name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), path,
+                       "cannot create group " + e.name + " (listed twice, or a prefix of another name?)"));
+    if (e.reference) write_dataset(g.get(), "reference", *e.reference, FloatStorage::Float64, path);
+    if (e.backend) write_dataset(g.get(), "backend", *e.backend, FloatStorage::Float64, path);
+    if (e.reference && e.backend && e.reference->shape == e.backend->shape &&
+        e.reference->integer == e.backend->integer && int64_t(e.reference->data.size()) == e.reference->numel() &&
+        e.backend->data.size() == e.reference->data.size()) {
+      Tap d = *e.backend;
+      for (size_t i = 0; i < d.data.size(); ++i) d.data[i] -= e.reference->data[i];
+      write_dataset(g.get(), "difference", d, FloatStorage::Float64, path);
+    }
+    for (const auto& [n, t] : e.inputs) {
+      if (n.empty() || n.find('/') != std::string::npos || n == "." || n == "..")
+        fail("{}: input '{}' of {}: expected a name without '/'", path, n, e.name);
+      write_dataset(g.get(), "inputs/" + n, t, FloatStorage::Float64, path);
+    }
+  }
+}
+
+FailureDump read_failures(const std::string& path) {
+  h5::Quiet quiet;
+  h5::Id f = open_file(path, "failures");
+  FailureDump d;
+  d.info = read_info(f.get(), path);
+  std::map<std::string, FailureEntry> by_name;
+  h5::walk(f.get(), "", path, [&](const std::string& p, hid_t ds) {
+    const size_t slash = p.rfind('/');
+    const std::string parent = p.substr(0, slash), leaf = p.substr(slash + 1);
+    const size_t pslash = parent.rfind('/');
+    if (pslash != std::string::npos && parent.substr(pslash + 1) == "inputs") {
+      const std::string owner = parent.substr(0, pslash);
+      by_name[owner].name = owner;
+      by_name[owner].inputs[leaf] = read_dataset(ds, p, path);
+      return;
+    }
+    if (leaf != "reference" && leaf != "backend" && leaf != "difference")
+      fail("{}: dataset {} is not reference, backend, difference or inputs/<name> of a failing tap", path, p);
+    FailureEntry& e = by_name[parent];
+    e.name = parent;
+    if (leaf == "reference") e.reference = read_dataset(ds, p, path);
+    if (leaf == "backend") e.backend = read_dataset(ds, p, path);
+  });
+  for (auto& [n, e] : by_name) d.entries.push_back(std::move(e));
+  return d;
+}
+
+std::vector<FailureEntry> failure_entries(const CompareReport& report, const TapMap& ref, const TapMap& backend) {
+  std::vector<FailureEntry> out;
+  for (const TapResult& row : report.rows) {
+    if (row.pass) continue;
+    FailureEntry e;
+    e.name = row.name;
+    if (auto it = ref.find(row.name); it != ref.end()) e.reference = it->second;
+    if (auto it = backend.find(row.name); it != backend.end()) e.backend = it->second;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace salasim

@@ -1,0 +1,57 @@
+// HDF5 dumps of tap maps (one dataset per tap at its path) and of failing taps (reference, backend, difference and
+// the op's inputs), readable by h5py. The layout is described in README.md ("HDF5 dumps").
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/report.hpp"
+#include "model/taps.hpp"
+
+namespace salasim {
+
+// File attributes of a dump.
+struct DumpInfo {
+  std::string scenario;
+  std::string git_revision;
+  std::string backend;  // "reference", "peer", "cuda:H200", ...
+  std::string created;  // ISO 8601 UTC; write_* fills in the current time when empty
+  std::map<std::string, std::string> extra;  // free-form key/values, one string attribute each
+};
+
+enum class FloatStorage { Float64, Float32 };  // how float taps are stored; integer taps are always int64
+
+// Writes (truncates) `path`: dataset /prefill/layer_03/lightning/gla/out etc., groups created along the path.
+void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& info,
+                FloatStorage storage = FloatStorage::Float64);
+
+struct TapDump {
+  TapMap taps;
+  DumpInfo info;
+};
+// Reads a file written by write_taps. Missing file, not HDF5, not a tap dump or a dataset without the expected
+// attributes: a salasim::Error naming the file, the object and what was expected.
+TapDump read_taps(const std::string& path);
+
+// One failing tap: group <name>/ with datasets reference, backend, difference (backend - reference, when both are
+// there with one shape) and group inputs/ holding named input tensors of the op.
+struct FailureEntry {
+  std::string name;
+  std::optional<Tap> reference;
+  std::optional<Tap> backend;
+  std::map<std::string, Tap> inputs;  // "q", "k", "v", ...: names without '/'
+};
+
+void write_failures(const std::string& path, const std::vector<FailureEntry>& entries, const DumpInfo& info);
+
+struct FailureDump {
+  std::vector<FailureEntry> entries;  // by name
+  DumpInfo info;
+};
+FailureDump read_failures(const std::string& path);
+
+// An entry (without inputs: the driver adds those it has) for each failing row of a report.
+std::vector<FailureEntry> failure_entries(const CompareReport& report, const TapMap& ref, const TapMap& backend);
+
+}  // namespace salasim
