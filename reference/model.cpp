@@ -69,7 +69,9 @@ Mat RefModel::prefill_piece(const std::vector<int32_t>& tokens, TapRecorder* tap
   if (len + int64_t(tokens.size()) > prefill_total)
     fail("prefill pieces exceed the announced prompt length {}", prefill_total);
   const bool sparse = prefill_total >= cfg.sparse.dense_len;
-  if (taps) taps->phase = "prefill";
+  phase = "prefill";
+  phase_row0 = len;
+  if (taps) taps->phase = phase;
   Mat lg = forward(*this, tokens, sparse, blocks_for(prefill_total, cfg.sparse.block_size), taps);
   if (len == prefill_total) prefill_total = -1;
   return lg;
@@ -83,7 +85,9 @@ Mat RefModel::prefill(const std::vector<int32_t>& tokens, TapRecorder* taps) {
 Mat RefModel::decode(int32_t token, TapRecorder* taps) {
   if (prefill_total >= 0) fail("decode before the prefill of {} tokens finished", prefill_total);
   const int64_t p = len;
-  if (taps) taps->phase = decode_phase(decode_steps);
+  phase = decode_phase(decode_steps);
+  phase_row0 = 0;
+  if (taps) taps->phase = phase;
   ++decode_steps;
   return forward(*this, {token}, p + 1 >= cfg.sparse.dense_len, blocks_for(p + 1, cfg.sparse.block_size), taps);
 }

@@ -20,6 +20,10 @@ struct RefOptions {
   Num num = f64();
   RopeAngles rope = RopeAngles::Fp32;
   bool record_scores = true;  // record sparse/select/scores when taps are on (needed for the tie band)
+  // Teacher forcing (verify): when set, sparse attention uses these selections ("/<phase>/layer_NN/sparse/select/
+  // blocks" taps, rows by position within the phase) instead of its own, which it still computes and records.
+  // One near-tie then cannot move every later layer away from the reference.
+  const TapMap* forced_selection = nullptr;
 };
 
 struct SparseCache {
@@ -38,6 +42,8 @@ struct RefModel {
   int64_t len = 0;             // tokens consumed
   int64_t prefill_total = -1;  // total prompt length of the prefill under way
   int decode_steps = 0;
+  std::string phase = "prefill";  // of the call under way: the tap phase and the forced-selection lookup
+  int64_t phase_row0 = 0;         // row of the call's first token within its phase
 
   RefModel(const ModelConfig& c, std::shared_ptr<const RefWeights> weights, RefOptions o = {});
 
@@ -58,5 +64,7 @@ Mat sparse_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, bool 
                  SparseCache& cache, TapRecorder* taps);
 SelectParams select_params(const ModelConfig& c);
 void cache_append(SparseCache& cache, const Mat& k, const Mat& v, int64_t pos0, int hd);
+// Replaces sel's blocks by rows [row0, row0 + sel.T) of the forced selection tap `name`.
+void use_forced_selection(const TapMap& forced, const std::string& name, int64_t row0, Selection& sel);
 
 }  // namespace salasim::ref

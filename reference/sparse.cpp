@@ -1,5 +1,8 @@
 // The sparse (InfLLM-v2) mixer (sala-spec §4): q/k/v projections (NoPE, GQA), KV cache and compressed keys,
 // dense attention below dense_len or block selection + sparse attention from it, sigmoid o_gate, o_proj.
+#include <fmt/ranges.h>
+
+#include "model/error.hpp"
 #include "model/taps.hpp"
 #include "reference/model.hpp"
 
@@ -39,6 +42,17 @@ void cache_append(SparseCache& cache, const Mat& k, const Mat& v, int64_t pos0, 
     K.middleRows(pos0, k.rows()) = k.middleCols(g * hd, hd);
     V.middleRows(pos0, v.rows()) = v.middleCols(g * hd, hd);
   }
+}
+
+void use_forced_selection(const TapMap& forced, const std::string& name, int64_t row0, Selection& sel) {
+  auto it = forced.find(name);
+  if (it == forced.end()) fail("teacher forcing: no selection '{}' to force", name);
+  const Tap& t = it->second;
+  if (t.shape.size() != 3 || t.shape[1] != sel.G || t.shape[2] != sel.K || row0 + sel.T > t.shape[0])
+    fail("teacher forcing: '{}' has shape [{}], expected [>= {}, {}, {}]", name, fmt::join(t.shape, ", "), row0 + sel.T,
+         sel.G, sel.K);
+  const size_t per = size_t(sel.G * sel.K), first = size_t(row0) * per;
+  for (size_t i = 0; i < sel.blocks.size(); ++i) sel.blocks[i] = int32_t(t.data[first + i]);
 }
 
 Mat sparse_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, bool sparse, int64_t n_blocks,
@@ -85,6 +99,8 @@ Mat sparse_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, bool 
       taps->put_ints(L + "select/blocks", sel.blocks, {T, G, sel.K});
       if (scores) taps->put_doubles(L + "select/scores", sel.scores, {T, G, sel.NB});
     }
+    if (m.opt.forced_selection) use_forced_selection(*m.opt.forced_selection, "/" + m.phase + "/" + L + "select/blocks",
+                                                     m.phase_row0, sel);
     attn = sparse_attn(q, pos0, cache.K, cache.V, sel, c.sparse.block_size, c.attn_scale(), num);
   } else {
     attn = dense_attn(q, pos0, cache.K, cache.V, hd, c.attn_scale(), num);
