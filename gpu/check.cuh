@@ -1,29 +1,34 @@
 // Every CUDA and cuBLAS call is checked; a failure throws salasim::Error naming the op and its shapes.
+// This header is included by .cu files, which must not include fmt (nvcc cannot compile its consteval checks):
+// describe ops with op_desc(), whose formatting lives in check.cpp.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <initializer_list>
 #include <string>
-
-#include "model/error.hpp"
+#include <utility>
 
 namespace salasim::gpu {
 
 [[noreturn]] void cuda_fail(cudaError_t e, const char* call, const std::string& op, const char* file, int line);
 [[noreturn]] void cublas_fail(cublasStatus_t s, const char* call, const std::string& op, const char* file, int line);
+// "rmsnorm(T=9000, n=4096)"
+std::string op_desc(const char* op, std::initializer_list<std::pair<const char*, int64_t>> dims);
 
 }  // namespace salasim::gpu
 
 // CUDA_CHECK(call, op): op is a std::string or literal naming the operation and shapes for the message.
-#define CUDA_CHECK(call, op)                                                        \
-  do {                                                                              \
-    cudaError_t e_ = (call);                                                        \
+#define CUDA_CHECK(call, op)                                                                \
+  do {                                                                                      \
+    cudaError_t e_ = (call);                                                                \
     if (e_ != cudaSuccess) ::salasim::gpu::cuda_fail(e_, #call, (op), __FILE__, __LINE__); \
   } while (0)
 
-#define CUBLAS_CHECK(call, op)                                                          \
-  do {                                                                                  \
-    cublasStatus_t s_ = (call);                                                         \
+#define CUBLAS_CHECK(call, op)                                                                           \
+  do {                                                                                                   \
+    cublasStatus_t s_ = (call);                                                                          \
     if (s_ != CUBLAS_STATUS_SUCCESS) ::salasim::gpu::cublas_fail(s_, #call, (op), __FILE__, __LINE__); \
   } while (0)
 

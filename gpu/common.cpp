@@ -1,8 +1,9 @@
-// Device discovery, memory and error reporting.
+// Device discovery, memory and error reporting (host code: compiled by the host compiler, so fmt is fine here).
 #include <fmt/format.h>
 
 #include "gpu/check.cuh"
 #include "gpu/common.hpp"
+#include "model/error.hpp"
 
 namespace salasim::gpu {
 
@@ -12,6 +13,16 @@ void cuda_fail(cudaError_t e, const char* call, const std::string& op, const cha
 
 void cublas_fail(cublasStatus_t s, const char* call, const std::string& op, const char* file, int line) {
   fail("cuBLAS error in {}: status {} ({}) from {} at {}:{}", op, int(s), cublasGetStatusString(s), call, file, line);
+}
+
+std::string op_desc(const char* op, std::initializer_list<std::pair<const char*, int64_t>> dims) {
+  std::string s = std::string(op) + "(";
+  bool first = true;
+  for (auto& [k, v] : dims) {
+    s += fmt::format("{}{}={}", first ? "" : ", ", k, v);
+    first = false;
+  }
+  return s + ")";
 }
 
 bool available(std::string* why) {
