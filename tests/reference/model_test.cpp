@@ -43,12 +43,12 @@ void check_pieces_and_decode(const ModelConfig& c, int64_t N, std::vector<int64_
 
   RefModel one(c, w);
   TapMap taps_one;
-  TapRecorder rec_one{TapFilter::all(), &taps_one};
+  ref::TapRecorder rec_one{TapFilter::all(), &taps_one};
   Mat logits_one = one.prefill(tokens, &rec_one);
 
   RefModel split(c, w);
   TapMap taps_split;
-  TapRecorder rec_split{TapFilter::all(), &taps_split};
+  ref::TapRecorder rec_split{TapFilter::all(), &taps_split};
   split.begin_prefill(N);
   int64_t at = 0;
   for (int64_t n : pieces) {
@@ -107,7 +107,7 @@ TEST_CASE("model: the dense/sparse rule follows the prompt's total length, not e
   auto w = load_ref_weights(c, synthetic_weights(3));
   RefModel m(c, w);
   TapMap taps;
-  TapRecorder rec{TapFilter{{"layer_00/sparse/select/blocks"}}, &taps};
+  ref::TapRecorder rec{TapFilter{{"layer_00/sparse/select/blocks"}}, &taps};
   m.begin_prefill(8192);
   std::vector<int32_t> toks = random_tokens(5, 8192, c.vocab_size);
   m.prefill_piece(std::vector<int32_t>(toks.begin(), toks.begin() + 100), &rec);  // 100 < dense_len, still sparse
@@ -115,7 +115,7 @@ TEST_CASE("model: the dense/sparse rule follows the prompt's total length, not e
   CHECK(taps.at("/prefill/layer_00/sparse/select/blocks").shape[0] == 100);
   RefModel d(c, w);
   TapMap dt;
-  TapRecorder drec{TapFilter{{"layer_00/sparse/select/blocks"}}, &dt};
+  ref::TapRecorder drec{TapFilter{{"layer_00/sparse/select/blocks"}}, &dt};
   d.prefill(std::vector<int32_t>(toks.begin(), toks.begin() + 8191), &drec);  // 8191 < 8192: dense
   CHECK(dt.empty());
   d.decode(toks[8191], &drec);  // p + 1 = 8192: sparse
@@ -147,7 +147,7 @@ TEST_CASE("peer: differs from float64 on each tap by a bf16-sized amount", "[pee
   std::vector<int32_t> toks = random_tokens(9, 400, c.vocab_size);
   TapMap t64, tbf;
   RefModel m64(c, w, RefOptions{f64()}), mbf(c, w, RefOptions{peer()});
-  TapRecorder r64{TapFilter::all(), &t64}, rbf{TapFilter::all(), &tbf};
+  ref::TapRecorder r64{TapFilter::all(), &t64}, rbf{TapFilter::all(), &tbf};
   m64.prefill(toks, &r64);
   mbf.prefill(toks, &rbf);
   m64.decode(5, &r64);
