@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
 
 namespace salasim::cli {
 
@@ -12,6 +13,7 @@ using Run = std::function<int()>;
 void add_params(CLI::App& app, Run& run);
 void add_synth_checkpoint(CLI::App& app, Run& run);
 void add_ref(CLI::App& app, Run& run);
+void add_run(CLI::App& app, Run& run, const std::string& command_line);  // salasim run (CUDA)
 void add_model(CLI::App& app, Run& run);   // salasim model memory|latency
 void add_report(CLI::App& app, Run& run);  // salasim report
 void add_diff(CLI::App& app, Run& run);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "model/error.hpp"
@@ -15,6 +16,9 @@ int main(int argc, char** argv) {
   salasim::cli::add_params(app, run);
   salasim::cli::add_synth_checkpoint(app, run);
   salasim::cli::add_ref(app, run);
+  std::string command_line = "salasim";
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  salasim::cli::add_run(app, run, command_line);
   salasim::cli::add_model(app, run);
   salasim::cli::add_report(app, run);
   salasim::cli::add_diff(app, run);

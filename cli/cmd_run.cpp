@@ -1,0 +1,146 @@
+// `salasim run`: the CUDA path on a config at a context length with synthetic (or checkpoint) weights: TTFT,
+// decode ms/token, peak device memory measured beside the planner's prediction, time per op class.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <numeric>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "model/config.hpp"
+#include "model/error.hpp"
+#include "model/weights.hpp"
+#include "reports/context.hpp"
+#include "scenarios/scenario.hpp"
+#ifdef SALASIM_HAVE_CUDA
+#include "gpu/runner.hpp"
+#endif
+
+namespace salasim::cli {
+
+namespace {
+struct Args {
+  std::string config = "scenarios/models/minicpm-sala-9b.json";
+  std::string context = "64K";
+  std::string checkpoint;
+  int decode = 32;
+  int64_t chunk = 16384;
+  uint64_t seed = 1;
+  bool json = false;
+  bool plan_only = false;
+  std::string command_line;
+};
+
+int run(const Args& a) {
+  const ModelConfig c = load_config(resolve_data_path(a.config));
+  const std::vector<int64_t> contexts = reports::parse_contexts(a.context);
+  if (contexts.size() != 1) fail("--context {}: give one context length", a.context);
+  const int64_t N = contexts[0];
+#ifndef SALASIM_HAVE_CUDA
+  (void)c;
+  (void)N;
+  fail("salasim run needs the CUDA path, and this build has none (configure with nvcc on PATH, SALASIM_CUDA=ON)");
+#else
+  gpu::RunnerOptions o;
+  o.max_context = N + a.decode;
+  o.chunk = a.chunk;
+  o.profile = true;
+  if (a.plan_only) {
+    fmt::print("memory plan for context {} + {} decode, chunk {}:\n{}", N, a.decode, a.chunk, gpu::plan_memory(c, o).table());
+    return 0;
+  }
+  std::string why;
+  if (!gpu::available(&why)) fail("salasim run needs a GPU: {}", why);
+  const WeightSource w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(c));
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  gpu::Runner r(c, w, o);
+  const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
+  const std::vector<int32_t> prompt = random_tokens(a.seed, N, c.vocab_size);
+
+  t0 = clock::now();
+  r.begin_prefill(N);
+  std::vector<float> lg = r.prefill_piece(prompt);
+  const double ttft = std::chrono::duration<double>(clock::now() - t0).count();
+  const gpu::PhaseTimes prefill_phases = r.times();
+
+  std::vector<double> step_ms;
+  for (int i = 0; i < a.decode; ++i) {
+    const int32_t next = int32_t(std::max_element(lg.begin(), lg.end()) - lg.begin());  // greedy
+    auto s0 = clock::now();
+    lg = r.decode(next);
+    step_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - s0).count());
+  }
+  std::vector<double> sorted = step_ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+  const bool finite = std::all_of(lg.begin(), lg.end(), [](float x) { return std::isfinite(x); });
+  size_t fr = 0, tot = 0;
+  gpu::mem_info(&fr, &tot);
+  const size_t peak = std::max(r.device_bytes_in_use(), tot - fr);
+  const std::string gpu_name = gpu::device_name();
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const auto& ph = prefill_phases;
+  if (a.json) {
+    nlohmann::json j = {{"date", date},
+                        {"gpu", gpu_name},
+                        {"command", a.command_line},
+                        {"config", c.source},
+                        {"context", N},
+                        {"decode_tokens", a.decode},
+                        {"chunk", a.chunk},
+                        {"ttft_s", ttft},
+                        {"decode_ms_per_token", median},
+                        {"peak_vram_bytes", peak},
+                        {"planner_peak_bytes", r.plan().total},
+                        {"weights_load_s", load_s},
+                        {"logits_finite", finite},
+                        {"phases",
+                         {{"gemm_s", ph.gemm},
+                          {"select_s", ph.select},
+                          {"sparse_attn_s", ph.sparse_attn},
+                          {"dense_attn_s", ph.dense_attn},
+                          {"gla_s", ph.gla},
+                          {"other_s", ph.other}}}};
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("salasim run: {} ({}), context {} + {} decode, prefill chunk {}\n", c.source, w.describe(), N, a.decode, a.chunk);
+    fmt::print("device: {}\n", gpu_name);
+    fmt::print("memory plan:\n{}", r.plan().table());
+    fmt::print("device memory in use: {:.2f} GiB measured (planner {:.2f} GiB + CUDA context)\n",
+               double(peak) / double(1ull << 30), double(r.plan().total) / double(1ull << 30));
+    fmt::print("weights ready in {:.2f} s\n", load_s);
+    fmt::print("TTFT: {:.3f} s for {} tokens ({:.0f} tokens/s)\n", ttft, N, double(N) / ttft);
+    fmt::print("  prefill by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, "
+               "gla {:.3f} s, other {:.3f} s\n", ph.gemm, ph.select, ph.sparse_attn, ph.dense_attn, ph.gla, ph.other);
+    if (!step_ms.empty())
+      fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f})\n", a.decode, median, sorted.front(),
+                 sorted.back());
+    fmt::print("logits finite: {}\n", finite ? "yes" : "NO");
+  }
+  return finite ? 0 : 1;
+#endif
+}
+}  // namespace
+
+void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
+  auto a = std::make_shared<Args>();
+  a->command_line = command_line;
+  CLI::App* c = app.add_subcommand("run", "Run the CUDA path at a context length: TTFT, decode ms/token, peak VRAM");
+  c->add_option("--config", a->config, "config.json")->capture_default_str();
+  c->add_option("--context", a->context, "prompt length, e.g. 65536, 64K, 1M, 2048K")->capture_default_str();
+  c->add_option("--decode", a->decode, "tokens to generate")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+  c->add_option("--chunk", a->chunk, "prefill chunk (multiple of 64)")->capture_default_str();
+  c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str();
+  c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint instead of synthetic weights");
+  c->add_flag("--plan", a->plan_only, "print the memory plan only (no GPU needed)");
+  c->add_flag("--json", a->json, "machine-readable output (the reports/measured/*.json record format)");
+  c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
+}
+
+}  // namespace salasim::cli

@@ -1,0 +1,37 @@
+// embed: h = bf16(E[token] * scale_emb). One block per token, threads over the hidden size.
+#include "gpu/check.cuh"
+#include "gpu/kernels.cuh"
+#include "gpu/ops.hpp"
+
+namespace salasim::gpu {
+
+namespace {
+__global__ void embed_kernel(const uint16_t* E, const int32_t* tokens, int D, int V, float scale, uint16_t* h,
+                             int* bad) {
+  const int64_t t = blockIdx.x;
+  const int tok = tokens[t];
+  if (tok < 0 || tok >= V) {  // reported by the host after the launch; the row stays poisoned-free zero
+    if (threadIdx.x == 0) atomicExch(bad, 1);
+    for (int i = threadIdx.x; i < D; i += blockDim.x) st_bf16(h + t * D + i, 0.0f);
+    return;
+  }
+  for (int i = threadIdx.x; i < D; i += blockDim.x) st_bf16(h + t * D + i, ld_bf16(E + int64_t(tok) * D + i) * scale);
+}
+}  // namespace
+
+void embed(const bf16_t* E, const int32_t* tokens, int64_t T, int D, int V, float scale, bf16_t* h, Stream s) {
+  if (T == 0) return;
+  const std::string op = op_desc("embed", {{"T", T}, {"D", D}, {"V", V}});
+  int* bad = nullptr;
+  CUDA_CHECK(cudaMallocAsync(&bad, sizeof(int), s), op);
+  CUDA_CHECK(cudaMemsetAsync(bad, 0, sizeof(int), s), op);
+  embed_kernel<<<unsigned(T), 256, 0, s>>>(E, tokens, D, V, scale, h, bad);
+  CHECK_LAUNCH(op);
+  int flag = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&flag, bad, sizeof(int), cudaMemcpyDeviceToHost, s), op);
+  CUDA_CHECK(cudaFreeAsync(bad, s), op);
+  CUDA_CHECK(cudaStreamSynchronize(s), op);
+  if (flag) cuda_fail(cudaErrorInvalidValue, "token id outside the vocabulary", op, __FILE__, __LINE__);
+}
+
+}  // namespace salasim::gpu

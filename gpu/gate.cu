@@ -1,0 +1,26 @@
+// gate: y = bf16(x * sigmoid(z)), the Lightning z gate and the sparse o_gate.
+#include "gpu/check.cuh"
+#include "gpu/kernels.cuh"
+#include "gpu/ops.hpp"
+
+namespace salasim::gpu {
+
+namespace {
+__global__ void gate_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, int64_t ldz, int64_t T, int n,
+                            uint16_t* y, int64_t ldy) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= T * n) return;
+  const int64_t r = i / n, c = i % n;
+  const float zv = ld_bf16(z + r * ldz + c);
+  st_bf16(y + r * ldy + c, ld_bf16(x + r * ldx + c) / (1.0f + expf(-zv)));
+}
+}  // namespace
+
+void gate(const bf16_t* x, int64_t ldx, const bf16_t* z, int64_t ldz, int64_t T, int n, bf16_t* y, int64_t ldy,
+          Stream s) {
+  if (T == 0) return;
+  gate_kernel<<<grid_1d(T * n, 256), 256, 0, s>>>(x, ldx, z, ldz, T, n, y, ldy);
+  CHECK_LAUNCH(op_desc("gate", {{"T", T}, {"n", n}}));
+}
+
+}  // namespace salasim::gpu

@@ -1,0 +1,24 @@
+// mlp_act: act = bf16(silu(g) * u), reading the fused gate|up projection [T, 2I].
+#include "gpu/check.cuh"
+#include "gpu/kernels.cuh"
+#include "gpu/ops.hpp"
+
+namespace salasim::gpu {
+
+namespace {
+__global__ void mlp_act_kernel(const uint16_t* gu, int64_t T, int I, uint16_t* act) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= T * I) return;
+  const int64_t r = i / I, c = i % I;
+  const float g = ld_bf16(gu + r * 2 * I + c), u = ld_bf16(gu + r * 2 * I + I + c);
+  st_bf16(act + i, g / (1.0f + expf(-g)) * u);
+}
+}  // namespace
+
+void mlp_act(const bf16_t* gu, int64_t T, int I, bf16_t* act, Stream s) {
+  if (T == 0) return;
+  mlp_act_kernel<<<grid_1d(T * I, 256), 256, 0, s>>>(gu, T, I, act);
+  CHECK_LAUNCH(op_desc("mlp_act", {{"T", T}, {"I", I}}));
+}
+
+}  // namespace salasim::gpu

@@ -1,0 +1,46 @@
+// rope with the Lightning qk-norm fused in front: one warp per (token, head); lane l holds dims l, l+32 of the
+// first half and their partners l+64, l+96, so each rotate-half pair stays inside one lane.
+#include "gpu/check.cuh"
+#include "gpu/kernels.cuh"
+#include "gpu/ops.hpp"
+
+namespace salasim::gpu {
+
+namespace {
+constexpr int kHd = 128;
+
+__global__ void rope_kernel(uint16_t* x, int64_t ldx, int64_t T, int H, const uint16_t* w, float eps, int64_t pos0,
+                            const float* inv_freq) {
+  const int64_t item = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;  // (token, head)
+  if (item >= T * H) return;
+  const int64_t t = item / H;
+  const int h = int(item % H), lane = threadIdx.x & 31;
+  uint16_t* xh = x + t * ldx + int64_t(h) * kHd;
+  float v[4] = {ld_bf16(xh + lane), ld_bf16(xh + lane + 32), ld_bf16(xh + lane + 64), ld_bf16(xh + lane + 96)};
+  if (w) {  // per-head RMSNorm, stored as bf16 before the rotation (as HF rounds between the two)
+    const float inv = rsqrtf(warp_sum(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3]) / float(kHd) + eps);
+    for (int j = 0; j < 4; ++j) v[j] = round_bf16_dev(v[j] * inv * ld_bf16(w + lane + 32 * j));
+  }
+  const float p = float(pos0 + t);  // exact below 2^24
+  for (int j = 0; j < 2; ++j) {
+    const int i = lane + 32 * j;
+    float sn, cs;
+    sincosf(p * inv_freq[i], &sn, &cs);  // full-range sincosf: angles reach ~2e6 rad
+    const float a = v[j], b = v[j + 2];
+    st_bf16(xh + i, a * cs - b * sn);
+    st_bf16(xh + i + 64, b * cs + a * sn);
+  }
+}
+}  // namespace
+
+void rope(bf16_t* x, int64_t ldx, int64_t T, int H, int hd, const bf16_t* w, float eps, int64_t pos0,
+          const float* inv_freq, Stream s) {
+  const std::string op = op_desc("rope", {{"T", T}, {"H", H}, {"hd", hd}, {"pos0", pos0}});
+  if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "rope needs head_dim 128", op, __FILE__, __LINE__);
+  if (T == 0) return;
+  const int warps = 8;
+  rope_kernel<<<grid_1d(T * H, warps), warps * 32, 0, s>>>(x, ldx, T, H, w, eps, pos0, inv_freq);
+  CHECK_LAUNCH(op);
+}
+
+}  // namespace salasim::gpu

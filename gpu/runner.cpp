@@ -1,0 +1,519 @@
+// The CUDA model runner (host code): planning, allocation, and the layer loop over chunks of the prompt.
+#include "gpu/runner.hpp"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpu/check.cuh"
+#include "gpu/compress_k.hpp"
+#include "gpu/device_weights.hpp"
+#include "gpu/gla.hpp"
+#include "gpu/linear.hpp"
+#include "gpu/ops.hpp"
+#include "gpu/select_blocks.hpp"
+#include "gpu/sparse_attn.hpp"
+#include "model/bf16.hpp"
+#include "model/error.hpp"
+#include "model/memory.hpp"
+#include "model/taps.hpp"
+
+namespace salasim::gpu {
+
+namespace {
+
+int64_t windows(int64_t len, int kernel, int stride) { return len < kernel ? 0 : (len - kernel) / stride + 1; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void check_supported(const ModelConfig& c, const RunnerOptions& o) {
+  const SparseConfig& s = c.sparse;
+  if (c.head_dim != 128 || c.lightning_head_dim != 128)
+    fail("{}: the CUDA path needs head_dim = lightning_head_dim = 128 (got {} and {})", c.source, c.head_dim,
+         c.lightning_head_dim);
+  if (s.kernel_size != 32 || s.kernel_stride != 16 || s.block_size != 64)
+    fail("{}: the CUDA path implements the released sparse rules (kernel 32, stride 16, block 64)", c.source);
+  if (o.chunk < 64 || o.chunk % 64 != 0) fail("prefill chunk {}: must be a positive multiple of 64", o.chunk);
+  if (o.max_context < 1) fail("max_context {}: need at least one token", o.max_context);
+  if (o.max_context >= (int64_t(1) << 24))
+    fail("context {}: positions past 2^24 are not exact in the fp32 RoPE angle table", o.max_context);
+}
+
+// Activation buffers of one chunk of C tokens, in the order they are planned and allocated.
+struct ActSizes {
+  size_t h, a, y, proj, attn, gu, act, gla_ws, blocks, sel_ws, scores, tokens, logits;
+};
+
+ActSizes act_sizes(const ModelConfig& c, const RunnerOptions& o) {
+  const int64_t C = std::min(o.chunk, o.max_context), D = c.hidden_size;
+  const int64_t proj_w = std::max<int64_t>(4 * c.lightning_dim(), 2 * c.q_dim() + 2 * c.kv_dim());
+  ActSizes s{};
+  s.h = s.a = s.y = size_t(C * D) * 2;
+  s.proj = size_t(C * proj_w) * 2;
+  s.attn = size_t(C * std::max(c.q_dim(), c.lightning_dim())) * 2;
+  s.gu = size_t(C * 2 * c.intermediate_size) * 2;
+  s.act = size_t(C * c.intermediate_size) * 2;
+  s.gla_ws = c.n_layers(Mixer::Lightning) ? gla_workspace_bytes(C, c.lightning_nh, c.lightning_head_dim) : 0;
+  const bool sparse = c.n_layers(Mixer::Sparse) > 0;
+  s.blocks = sparse ? 2 * size_t(C * c.num_key_value_heads * c.sparse.k_sel()) * 4 : 0;  // computed + forced
+  s.sel_ws = sparse ? select_blocks_workspace(C, o.max_context, c.num_attention_heads, c.num_key_value_heads,
+                                              c.sparse.kernel_size, c.sparse.kernel_stride)
+                    : 0;
+  s.scores = sparse && o.taps ? size_t(C * c.num_key_value_heads * ceil_div(o.max_context, c.sparse.block_size)) * 4 : 0;
+  s.tokens = size_t(C) * 4;
+  s.logits = size_t(c.vocab_size) * (2 + 4);
+  return s;
+}
+
+}  // namespace
+
+std::string MemoryPlan::table() const {
+  std::string out;
+  for (const MemoryItem& i : items) out += fmt::format("  {:<34} {:>10.3f} GiB\n", i.name, double(i.bytes) / double(1ull << 30));
+  out += fmt::format("  {:<34} {:>10.3f} GiB\n", "total", double(total) / double(1ull << 30));
+  return out;
+}
+
+MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o) {
+  check_supported(c, o);
+  MemoryPlan p;
+  auto add = [&](std::string name, size_t b) {
+    p.items.push_back({std::move(name), b});
+    p.total += b;
+  };
+  add("weights (bf16)", device_weight_bytes(c));
+  add(fmt::format("KV cache ({} tokens)", o.max_context), size_t(kv_cache_bytes(c, o.max_context)));
+  add("compressed keys K1 + K2", size_t(compressed_key_bytes(c, o.max_context)));
+  add("GLA state (fp32)", size_t(gla_state_bytes(c)));
+  const ActSizes a = act_sizes(c, o);
+  const int64_t C = std::min(o.chunk, o.max_context);
+  add(fmt::format("activations, chunk of {}", C), a.h + a.a + a.y + a.proj + a.attn + a.gu + a.act + a.tokens + a.logits);
+  add("GLA chunk states", a.gla_ws);
+  add("selection (ids + workspace)", a.blocks + a.sel_ws + a.scores);
+  add("cuBLAS workspace", Blas::kWorkspaceBytes);
+  return p;
+}
+
+// ---- the runner ----
+
+struct Runner::Impl {
+  ModelConfig cfg;
+  RunnerOptions opt;
+  MemoryPlan plan;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<Blas> blas;
+  DeviceWeights w;
+  // caches
+  std::vector<Buffer<bf16_t>> K, V, K1, K2;  // per layer (sparse only): [G, cap, hd], [G, cap1, hd], [G, cap2, hd]
+  std::vector<Buffer<float>> S;              // per layer (Lightning only): [H, hd, hd]
+  int64_t cap = 0, cap1 = 0, cap2 = 0;
+  Buffer<float> gamma, inv_freq;
+  // activations
+  Buffer<bf16_t> h, a, y, proj, attn, gu, act, logits_bf16;
+  Buffer<float> logits_f32, scores;
+  Buffer<uint8_t> gla_ws, sel_ws;
+  Buffer<int32_t> blocks, forced_blocks, tokens;
+  size_t in_use = 0;
+  // state
+  int64_t len = 0, prefill_total = -1;
+  int decode_steps = 0;
+  // profiling
+  struct Seg {
+    int cls;
+    cudaEvent_t a, b;
+  };
+  std::vector<Seg> segs;
+  std::vector<cudaEvent_t> pool;
+  PhaseTimes times;
+
+  ~Impl() {
+    flush_profile();
+    for (cudaEvent_t e : pool) cudaEventDestroy(e);
+    blas.reset();
+    if (stream) cudaStreamDestroy(stream);
+  }
+
+  // op classes of PhaseTimes
+  enum { kGemm, kSelect, kSparse, kDense, kGla, kOther };
+  cudaEvent_t event() {
+    if (!pool.empty()) {
+      cudaEvent_t e = pool.back();
+      pool.pop_back();
+      return e;
+    }
+    cudaEvent_t e;
+    CUDA_CHECK(cudaEventCreate(&e), "profiler event");
+    return e;
+  }
+  template <class F>
+  void timed(int cls, F&& f) {
+    if (!opt.profile) return f();
+    Seg s{cls, event(), event()};
+    CUDA_CHECK(cudaEventRecord(s.a, stream), "profiler");
+    f();
+    CUDA_CHECK(cudaEventRecord(s.b, stream), "profiler");
+    segs.push_back(s);
+  }
+  void flush_profile() {
+    if (segs.empty()) return;
+    cudaStreamSynchronize(stream);
+    double* slot[] = {&times.gemm, &times.select, &times.sparse_attn, &times.dense_attn, &times.gla, &times.other};
+    for (Seg& s : segs) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, s.a, s.b);
+      *slot[s.cls] += ms * 1e-3;
+      pool.push_back(s.a);
+      pool.push_back(s.b);
+    }
+    segs.clear();
+  }
+
+  void gemm(const bf16_t* x, int64_t ldx, const bf16_t* W, int64_t T, int in, int out, bf16_t* yy, int64_t ldy,
+            float alpha = 1.0f) {
+    timed(kGemm, [&] { linear(*blas, x, ldx, W, T, in, out, yy, ldy, alpha); });
+  }
+
+  // ---- taps ----
+  std::vector<double> download(const bf16_t* p, int64_t rows, int64_t cols, int64_t ld) {
+    std::vector<bf16_t> raw(size_t(rows * cols));
+    CUDA_CHECK(cudaMemcpy2DAsync(raw.data(), size_t(cols) * 2, p, size_t(ld) * 2, size_t(cols) * 2, size_t(rows),
+                                 cudaMemcpyDeviceToHost, stream),
+               "tap download");
+    CUDA_CHECK(cudaStreamSynchronize(stream), "tap download");
+    std::vector<double> d(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) d[i] = double(float_from_bf16(raw[i]));
+    return d;
+  }
+  void tap(TapRecorder* t, const std::string& rel, const bf16_t* p, int64_t rows, int64_t cols, int64_t ld) {
+    if (!t || !t->wants(rel)) return;
+    t->put_doubles(rel, download(p, rows, cols, ld), {rows, cols});
+  }
+  void tap_cache(TapRecorder* t, const std::string& rel, const bf16_t* p, int64_t n, int64_t ccap) {
+    if (!t || !t->wants(rel)) return;
+    const int G = cfg.num_key_value_heads, hd = cfg.head_dim;
+    Tap out;
+    out.shape = {G, n, hd};
+    for (int g = 0; g < G; ++g) {
+      std::vector<double> d = download(p + int64_t(g) * ccap * hd, n, hd, hd);
+      out.data.insert(out.data.end(), d.begin(), d.end());
+    }
+    t->replace(rel, std::move(out));
+  }
+
+  void allocate() {
+    const ModelConfig& c = cfg;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "runner stream");
+    blas = std::make_unique<Blas>(stream);
+    w = load_device_weights(c, weights_src, stream);
+    const int G = c.num_key_value_heads, hd = c.head_dim;
+    cap = opt.max_context;
+    cap1 = std::max<int64_t>(1, windows(cap, c.sparse.kernel_size, c.sparse.kernel_stride));
+    cap2 = std::max<int64_t>(1, windows(cap, c.sparse.k2_kernel(), c.sparse.k2_stride()));
+    K.resize(size_t(c.num_hidden_layers));
+    V.resize(K.size());
+    K1.resize(K.size());
+    K2.resize(K.size());
+    S.resize(K.size());
+    for (int l = 0; l < c.num_hidden_layers; ++l) {
+      if (c.layers[size_t(l)] == Mixer::Sparse) {
+        K[size_t(l)] = Buffer<bf16_t>(size_t(G * cap * hd), "KV cache K");
+        V[size_t(l)] = Buffer<bf16_t>(size_t(G * cap * hd), "KV cache V");
+        K1[size_t(l)] = Buffer<bf16_t>(size_t(G * cap1 * hd), "compressed keys K1");
+        K2[size_t(l)] = Buffer<bf16_t>(size_t(G * cap2 * hd), "compressed keys K2");
+      } else {
+        S[size_t(l)] = Buffer<float>(size_t(c.lightning_nh) * c.lightning_head_dim * c.lightning_head_dim, "GLA state");
+        fill_bytes(S[size_t(l)].get(), 0, S[size_t(l)].size() * 4);
+      }
+    }
+    std::vector<float> g;
+    for (double x : c.lightning_decay()) g.push_back(float(x));
+    gamma = to_device(g, "decay");
+    std::vector<float> f;  // the fp32 angle table of reference/rope.cpp
+    for (int i = 0; i < c.lightning_head_dim / 2; ++i) {
+      const float e = float(2 * i) / float(c.lightning_head_dim);
+      f.push_back(1.0f / float(std::pow(double(float(c.rope_theta)), double(e))));
+    }
+    inv_freq = to_device(f, "rope inv_freq");
+    const ActSizes s = act_sizes(c, opt);
+    h = Buffer<bf16_t>(s.h / 2, "residual stream");
+    a = Buffer<bf16_t>(s.a / 2, "normed input");
+    y = Buffer<bf16_t>(s.y / 2, "branch output");
+    proj = Buffer<bf16_t>(s.proj / 2, "fused projection");
+    attn = Buffer<bf16_t>(s.attn / 2, "mixer output");
+    gu = Buffer<bf16_t>(s.gu / 2, "mlp gate|up");
+    act = Buffer<bf16_t>(s.act / 2, "mlp activation");
+    gla_ws = Buffer<uint8_t>(s.gla_ws, "GLA chunk states");
+    blocks = Buffer<int32_t>(s.blocks / 8, "selected blocks");
+    forced_blocks = Buffer<int32_t>(s.blocks / 8, "forced blocks");
+    sel_ws = Buffer<uint8_t>(s.sel_ws, "selection workspace");
+    scores = Buffer<float>(s.scores / 4, "block scores");
+    tokens = Buffer<int32_t>(s.tokens / 4, "tokens");
+    logits_bf16 = Buffer<bf16_t>(size_t(c.vocab_size), "logits");
+    logits_f32 = Buffer<float>(size_t(c.vocab_size), "logits fp32");
+    CUDA_CHECK(cudaStreamSynchronize(stream), "weight fill");
+    size_t fr = 0, tot = 0;
+    mem_info(&fr, &tot);
+    in_use = tot - fr;
+  }
+  WeightSource weights_src;
+
+  // ---- one layer's mixers ----
+  void lightning(int l, int64_t T, int64_t pos0, bool recurrent, TapRecorder* taps) {
+    const ModelConfig& c = cfg;
+    const LayerBuffers& L = w.layers[size_t(l)];
+    const int64_t D = c.hidden_size, Ld = c.lightning_dim(), ld = 4 * Ld;
+    const int H = c.lightning_nh, hd = c.lightning_head_dim;
+    const std::string P = layer_dir(l) + "/lightning/";
+    bf16_t *q = proj.get(), *k = q + Ld, *v = q + 2 * Ld, *z = q + 3 * Ld;
+    gemm(a.get(), D, L.proj.get(), T, int(D), int(4 * Ld), proj.get(), ld);
+    tap(taps, P + "proj/q", q, T, Ld, ld);
+    tap(taps, P + "proj/k", k, T, Ld, ld);
+    tap(taps, P + "proj/v", v, T, Ld, ld);
+    tap(taps, P + "proj/z", z, T, Ld, ld);
+    timed(kOther, [&] {
+      rope(q, ld, T, H, hd, L.q_norm.get(), float(c.rms_norm_eps), pos0, inv_freq.get(), stream);
+      rope(k, ld, T, H, hd, L.k_norm.get(), float(c.rms_norm_eps), pos0, inv_freq.get(), stream);
+    });
+    tap(taps, P + "qk_rope/q", q, T, Ld, ld);
+    tap(taps, P + "qk_rope/k", k, T, Ld, ld);
+    float* St = S[size_t(l)].get();
+    timed(kGla, [&] {
+      if (recurrent) gla_recurrent(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, stream);
+      else gla_chunked(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, gla_ws.get(), stream);
+    });
+    tap(taps, P + "gla/out", attn.get(), T, Ld, Ld);
+    if (taps && taps->wants(P + "gla/state")) {
+      std::vector<float> st = S[size_t(l)].download();
+      taps->replace(P + "gla/state", Tap{{H, hd, hd}, std::vector<double>(st.begin(), st.end())});
+    }
+    timed(kOther, [&] { rmsnorm(attn.get(), Ld, L.o_norm.get(), T, int(Ld), float(c.rms_norm_eps), attn.get(), Ld, stream); });
+    tap(taps, P + "o_norm/out", attn.get(), T, Ld, Ld);
+    timed(kOther, [&] { gate(attn.get(), Ld, z, ld, T, int(Ld), attn.get(), Ld, stream); });
+    tap(taps, P + "gate/out", attn.get(), T, Ld, Ld);
+    gemm(attn.get(), Ld, L.o.get(), T, int(Ld), int(D), y.get(), D);
+    tap(taps, P + "o_proj/out", y.get(), T, D, D);
+  }
+
+  void sparse_layer(int l, int64_t T, int64_t pos0, bool sparse, int64_t n_blocks, const std::string& phase,
+                    int64_t row0, TapRecorder* taps, const TapMap* forced) {
+    const ModelConfig& c = cfg;
+    const LayerBuffers& L = w.layers[size_t(l)];
+    const int64_t D = c.hidden_size, Q = c.q_dim(), KVd = c.kv_dim(), ld = 2 * Q + 2 * KVd;
+    const int G = c.num_key_value_heads, hd = c.head_dim, Ks = c.sparse.k_sel();
+    const std::string P = layer_dir(l) + "/sparse/";
+    bf16_t *q = proj.get(), *k = q + Q, *v = k + KVd, *g = v + KVd;
+    gemm(a.get(), D, L.proj.get(), T, int(D), int(ld), proj.get(), ld);
+    tap(taps, P + "proj/q", q, T, Q, ld);
+    tap(taps, P + "proj/k", k, T, KVd, ld);
+    tap(taps, P + "proj/v", v, T, KVd, ld);
+    tap(taps, P + "proj/g", g, T, Q, ld);
+    bf16_t *Kc = K[size_t(l)].get(), *Vc = V[size_t(l)].get();
+    timed(kOther, [&] {
+      for (int j = 0; j < G; ++j) {  // append this chunk's keys and values to kv head j's cache rows
+        CUDA_CHECK(cudaMemcpy2DAsync(Kc + (j * cap + pos0) * hd, size_t(hd) * 2, k + j * hd, size_t(ld) * 2,
+                                     size_t(hd) * 2, size_t(T), cudaMemcpyDeviceToDevice, stream), "KV cache append");
+        CUDA_CHECK(cudaMemcpy2DAsync(Vc + (j * cap + pos0) * hd, size_t(hd) * 2, v + j * hd, size_t(ld) * 2,
+                                     size_t(hd) * 2, size_t(T), cudaMemcpyDeviceToDevice, stream), "KV cache append");
+      }
+    });
+    const int64_t len_new = pos0 + T;
+    timed(kSelect, [&] {
+      compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.kernel_size, c.sparse.kernel_stride, K1[size_t(l)].get(), cap1, stream);
+      compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.k2_kernel(), c.sparse.k2_stride(), K2[size_t(l)].get(), cap2, stream);
+    });
+    tap_cache(taps, P + "compress_k/k1", K1[size_t(l)].get(), windows(len_new, c.sparse.kernel_size, c.sparse.kernel_stride), cap1);
+    tap_cache(taps, P + "compress_k/k2", K2[size_t(l)].get(), windows(len_new, c.sparse.k2_kernel(), c.sparse.k2_stride()), cap2);
+    AttnArgs at;
+    at.q = q;
+    at.ldq = ld;
+    at.T = T;
+    at.pos0 = pos0;
+    at.K = Kc;
+    at.V = Vc;
+    at.cap = cap;
+    at.H = c.num_attention_heads;
+    at.G = G;
+    at.hd = hd;
+    at.tau = float(c.attn_scale());
+    at.block = c.sparse.block_size;
+    at.k_sel = Ks;
+    at.out = attn.get();
+    at.ldo = Q;
+    if (sparse) {
+      const bool want_scores = taps && taps->wants(P + "select/scores") && scores.size() > 0;
+      SelectArgs sa;
+      sa.q = q;
+      sa.ldq = ld;
+      sa.T = T;
+      sa.pos0 = pos0;
+      sa.k1 = K1[size_t(l)].get();
+      sa.k1_cap = cap1;
+      sa.k2 = K2[size_t(l)].get();
+      sa.k2_cap = cap2;
+      sa.H = c.num_attention_heads;
+      sa.G = G;
+      sa.hd = hd;
+      sa.tau = float(c.attn_scale());
+      sa.kernel = c.sparse.kernel_size;
+      sa.stride = c.sparse.kernel_stride;
+      sa.block = c.sparse.block_size;
+      sa.init_blocks = c.sparse.init_blocks;
+      sa.local_blocks = c.sparse.local_blocks();
+      sa.k_sel = Ks;
+      sa.blocks = blocks.get();
+      sa.scores = want_scores ? scores.get() : nullptr;
+      sa.n_blocks = n_blocks;
+      sa.workspace = sel_ws.get();
+      sa.workspace_bytes = sel_ws.size();
+      timed(kSelect, [&] { select_blocks(sa, stream); });
+      if (taps && taps->wants(P + "select/blocks")) {
+        std::vector<int32_t> b(size_t(T * G * Ks));
+        CUDA_CHECK(cudaMemcpyAsync(b.data(), blocks.get(), b.size() * 4, cudaMemcpyDeviceToHost, stream), "tap blocks");
+        CUDA_CHECK(cudaStreamSynchronize(stream), "tap blocks");
+        taps->put_ints(P + "select/blocks", b, {T, G, Ks});
+      }
+      if (want_scores) {
+        std::vector<float> sc(size_t(T * G * n_blocks));
+        CUDA_CHECK(cudaMemcpyAsync(sc.data(), scores.get(), sc.size() * 4, cudaMemcpyDeviceToHost, stream), "tap scores");
+        CUDA_CHECK(cudaStreamSynchronize(stream), "tap scores");
+        taps->put_doubles(P + "select/scores", std::vector<double>(sc.begin(), sc.end()), {T, G, n_blocks});
+      }
+      at.blocks = blocks.get();
+      if (forced) at.blocks = upload_forced(*forced, "/" + phase + "/" + P + "select/blocks", row0, T);
+      timed(kSparse, [&] { sparse_attn(at, stream); });
+    } else {
+      timed(kDense, [&] { dense_attn(at, stream); });
+    }
+    tap(taps, P + "attn/out", attn.get(), T, Q, Q);
+    timed(kOther, [&] { gate(attn.get(), Q, g, ld, T, int(Q), attn.get(), Q, stream); });
+    tap(taps, P + "gate/out", attn.get(), T, Q, Q);
+    gemm(attn.get(), Q, L.o.get(), T, int(Q), int(D), y.get(), D);
+    tap(taps, P + "o_proj/out", y.get(), T, D, D);
+  }
+
+  const int32_t* upload_forced(const TapMap& forced, const std::string& name, int64_t row0, int64_t T) {
+    auto it = forced.find(name);
+    if (it == forced.end()) fail("teacher forcing: no selection '{}' to force", name);
+    const Tap& t = it->second;
+    const int64_t per = int64_t(cfg.num_key_value_heads) * cfg.sparse.k_sel();
+    if (t.shape.size() != 3 || t.shape[1] * t.shape[2] != per || row0 + T > t.shape[0])
+      fail("teacher forcing: '{}' has the wrong shape for rows [{}, {})", name, row0, row0 + T);
+    std::vector<int32_t> b(size_t(T * per));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = int32_t(t.data[size_t(row0 * per) + i]);
+    CUDA_CHECK(cudaMemcpyAsync(forced_blocks.get(), b.data(), b.size() * 4, cudaMemcpyHostToDevice, stream), "forced upload");
+    CUDA_CHECK(cudaStreamSynchronize(stream), "forced upload");
+    return forced_blocks.get();
+  }
+
+  // One forward call over tokens at positions len..len+T-1 (T <= chunk).
+  void forward(const int32_t* host_tokens, int64_t T, bool sparse, int64_t n_blocks, bool recurrent_gla,
+               const std::string& phase, int64_t row0, TapRecorder* taps, const TapMap* forced, bool want_logits) {
+    const ModelConfig& c = cfg;
+    const int64_t D = c.hidden_size, pos0 = len;
+    const float eps = float(c.rms_norm_eps), rs = float(c.residual_scale());
+    if (taps) taps->phase = phase;
+    CUDA_CHECK(cudaMemcpyAsync(tokens.get(), host_tokens, size_t(T) * 4, cudaMemcpyHostToDevice, stream), "tokens upload");
+    timed(kOther, [&] { embed(w.embed.get(), tokens.get(), T, int(D), c.vocab_size, float(c.scale_emb), h.get(), stream); });
+    tap(taps, "embed/out", h.get(), T, D, D);
+    timed(kOther, [&] { rmsnorm(h.get(), D, w.layers[0].input_norm.get(), T, int(D), eps, a.get(), D, stream); });
+    for (int l = 0; l < c.num_hidden_layers; ++l) {
+      const LayerBuffers& L = w.layers[size_t(l)];
+      const std::string ldir = layer_dir(l) + "/";
+      tap(taps, ldir + "input_norm/out", a.get(), T, D, D);
+      if (L.mixer == Mixer::Lightning) lightning(l, T, pos0, recurrent_gla, taps);
+      else sparse_layer(l, T, pos0, sparse, n_blocks, phase, row0, taps, forced);
+      timed(kOther, [&] { residual(h.get(), y.get(), T, int(D), rs, L.post_norm.get(), eps, a.get(), stream); });
+      tap(taps, ldir + "residual/mid", h.get(), T, D, D);
+      tap(taps, ldir + "post_norm/out", a.get(), T, D, D);
+      const int I = c.intermediate_size;
+      gemm(a.get(), D, L.gate_up.get(), T, int(D), 2 * I, gu.get(), 2 * I);
+      timed(kOther, [&] { mlp_act(gu.get(), T, I, act.get(), stream); });
+      tap(taps, ldir + "mlp/act", act.get(), T, I, I);
+      gemm(act.get(), I, L.down.get(), T, I, int(D), y.get(), D);
+      tap(taps, ldir + "mlp/out", y.get(), T, D, D);
+      const bf16_t* next = l + 1 < c.num_hidden_layers ? w.layers[size_t(l) + 1].input_norm.get() : w.final_norm.get();
+      timed(kOther, [&] { residual(h.get(), y.get(), T, int(D), rs, next, eps, a.get(), stream); });
+      tap(taps, ldir + "residual/h", h.get(), T, D, D);
+    }
+    tap(taps, "final/norm", a.get(), T, D, D);
+    if (want_logits) {  // generation needs the last row only; /16 folded into the GEMM's alpha (exact)
+      gemm(a.get() + (T - 1) * D, D, w.lm_head_ptr(), 1, int(D), c.vocab_size, logits_bf16.get(), c.vocab_size,
+           float(1.0 / c.logit_divisor()));
+      if (taps && taps->wants("final/logits")) {
+        std::vector<double> lg = download(logits_bf16.get(), 1, c.vocab_size, c.vocab_size);
+        taps->replace("final/logits", Tap{{1, c.vocab_size}, lg});
+      }
+    }
+    len += T;
+    flush_profile();
+  }
+
+  std::vector<float> logits() {
+    bf16_to_f32(logits_bf16.get(), cfg.vocab_size, logits_f32.get(), stream);
+    std::vector<float> out(size_t(cfg.vocab_size));
+    CUDA_CHECK(cudaMemcpyAsync(out.data(), logits_f32.get(), out.size() * 4, cudaMemcpyDeviceToHost, stream), "logits");
+    CUDA_CHECK(cudaStreamSynchronize(stream), "logits");
+    return out;
+  }
+};
+
+Runner::Runner(const ModelConfig& c, const WeightSource& w, RunnerOptions o) : impl_(std::make_unique<Impl>()) {
+  impl_->cfg = c;
+  impl_->opt = o;
+  impl_->plan = plan_memory(c, o);
+  size_t fr = 0, tot = 0;
+  mem_info(&fr, &tot);
+  const size_t margin = size_t(512) << 20;  // CUDA context, cuBLAS kernels, allocator slack
+  if (impl_->plan.total + margin > fr)
+    fail("memory plan needs {:.2f} GiB (+ {:.2f} GiB margin) but the device has {:.2f} GiB free of {:.2f} GiB:\n{}",
+         double(impl_->plan.total) / double(1ull << 30), double(margin) / double(1ull << 30),
+         double(fr) / double(1ull << 30), double(tot) / double(1ull << 30), impl_->plan.table());
+  impl_->weights_src = w;
+  impl_->allocate();
+}
+
+Runner::~Runner() = default;
+
+void Runner::begin_prefill(int64_t total_len) {
+  Impl& m = *impl_;
+  if (total_len < 1) fail("prefill of {} tokens: need at least one", total_len);
+  if (m.len != 0) fail("prefill after {} tokens: a prefill starts a fresh sequence", m.len);
+  if (total_len > m.opt.max_context)
+    fail("prefill of {} tokens exceeds the planned context of {}", total_len, m.opt.max_context);
+  m.prefill_total = total_len;
+}
+
+std::vector<float> Runner::prefill_piece(const std::vector<int32_t>& tokens, TapRecorder* taps, const TapMap* forced) {
+  Impl& m = *impl_;
+  if (m.prefill_total < 0) fail("prefill_piece without begin_prefill");
+  const int64_t n = int64_t(tokens.size());
+  if (n == 0 || m.len + n > m.prefill_total) fail("prefill piece of {} tokens does not fit the announced prompt", n);
+  const bool sparse = m.prefill_total >= m.cfg.sparse.dense_len;
+  const int64_t n_blocks = ceil_div(m.prefill_total, m.cfg.sparse.block_size);
+  const bool recurrent = n < 64;  // HF's dispatch is by the call's new tokens, not by chunk
+  for (int64_t i = 0; i < n; i += m.opt.chunk) {
+    const int64_t T = std::min(m.opt.chunk, n - i);
+    m.forward(tokens.data() + i, T, sparse, n_blocks, recurrent, "prefill", m.len, taps, forced, i + T == n);
+  }
+  if (m.len == m.prefill_total) m.prefill_total = -1;
+  return m.logits();
+}
+
+std::vector<float> Runner::decode(int32_t token, TapRecorder* taps, const TapMap* forced) {
+  Impl& m = *impl_;
+  if (m.prefill_total >= 0) fail("decode before the prefill finished");
+  if (m.len + 1 > m.opt.max_context) fail("decode past the planned context of {}", m.opt.max_context);
+  const int64_t p = m.len;
+  const std::string phase = decode_phase(m.decode_steps++);
+  m.forward(&token, 1, p + 1 >= m.cfg.sparse.dense_len, ceil_div(p + 1, m.cfg.sparse.block_size), true, phase, 0, taps,
+            forced, true);
+  return m.logits();
+}
+
+const MemoryPlan& Runner::plan() const { return impl_->plan; }
+PhaseTimes Runner::times() const { return impl_->times; }
+size_t Runner::device_bytes_in_use() const { return impl_->in_use; }
+int64_t Runner::len() const { return impl_->len; }
+
+}  // namespace salasim::gpu

@@ -1,0 +1,62 @@
+// GPU GLA, chunked and recurrent, against the float64 reference, outputs and the carried fp32 state.
+#include <cmath>
+
+#include "gpu/gla.hpp"
+#include "model/config.hpp"
+#include "reference/ops.hpp"
+#include "tests/gpu/gpu_support.hpp"
+#include "tests/support/paths.hpp"
+#include "tests/support/random.hpp"
+
+using namespace salasim;
+using namespace salasim::test;
+using ref::Mat;
+
+namespace {
+Mat states_as_mat(const std::vector<Mat>& S) {
+  Mat m(int64_t(S.size()) * S[0].rows(), S[0].cols());
+  for (size_t h = 0; h < S.size(); ++h) m.middleRows(int64_t(h) * S[0].rows(), S[0].rows()) = S[h];
+  return m;
+}
+}  // namespace
+
+TEST_CASE("gla: chunked and recurrent kernels within tolerance, state carried", "[gla][gpu]") {
+  const int hd = 128;
+  std::vector<double> gamma = load_config(real_config()).lightning_decay();
+  gamma.resize(6);
+  gamma.push_back(-std::pow(2.0, -8.0));  // the slowest real head
+  const int H = int(gamma.size());
+  const int64_t ld = 3 * H * hd + 128;  // q | k | v side by side with a gap, as in the fused projection
+  std::vector<float> g32(gamma.begin(), gamma.end());
+  auto dg = gpu::to_device(g32);
+  const double tau = 1.0 / std::sqrt(double(hd));
+  for (int64_t T : {int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(1000), int64_t(4097)}) {
+    for (bool recurrent : {false, true}) {
+      if (recurrent && T > 1000) continue;
+      INFO("T = " << T << (recurrent ? " recurrent" : " chunked"));
+      const Mat P = bf16_round(randn(T, ld, 30 + uint64_t(T)));
+      const Mat q = P.middleCols(0, H * hd), k = P.middleCols(H * hd, H * hd), v = P.middleCols(2 * H * hd, H * hd);
+      std::vector<Mat> S64, Sbf;
+      for (int h = 0; h < H; ++h) S64.push_back(randn(hd, hd, 40 + uint64_t(h)).unaryExpr([](double x) { return double(float(x)); }));
+      Sbf = S64;
+      std::vector<float> s0;
+      for (const Mat& s : S64) s0.insert(s0.end(), s.data(), s.data() + s.size());
+      auto dP = upload_bf16(P);
+      auto dS = gpu::to_device(s0);
+      gpu::Buffer<gpu::bf16_t> o(size_t(T * H * hd));
+      poison(o);
+      gpu::Buffer<uint8_t> ws(gpu::gla_workspace_bytes(T, H, hd));
+      if (recurrent)
+        gpu::gla_recurrent(dP.get(), dP.get() + H * hd, dP.get() + 2 * H * hd, ld, T, H, hd, dg.get(), float(tau), dS.get(),
+                           o.get(), H * hd, nullptr);
+      else
+        gpu::gla_chunked(dP.get(), dP.get() + H * hd, dP.get() + 2 * H * hd, ld, T, H, hd, dg.get(), float(tau), dS.get(),
+                         o.get(), H * hd, ws.get(), nullptr);
+      const Mat o64 = ref::gla_chunked(q, k, v, gamma, tau, S64, ref::f64());
+      const Mat obf = recurrent ? ref::gla_recurrent(q, k, v, gamma, tau, Sbf, ref::peer())
+                                : ref::gla_chunked(q, k, v, gamma, tau, Sbf, ref::peer());
+      check_gate("lightning/gla/out", o64, obf, download_bf16(o, T, H * hd));
+      check_gate("lightning/gla/state", states_as_mat(S64), states_as_mat(Sbf), download_f32(dS, int64_t(H) * hd, hd));
+    }
+  }
+}

@@ -1,0 +1,158 @@
+// GPU elementwise ops, GEMM and the synthetic generator against the float64 reference (gate: err <= 2 err(peer)
+// + floor), on fresh random inputs of odd sizes, outputs poisoned first.
+#include <cmath>
+
+#include "gpu/linear.hpp"
+#include "gpu/ops.hpp"
+#include "model/config.hpp"
+#include "model/error.hpp"
+#include "model/inventory.hpp"
+#include "model/weights.hpp"
+#include "reference/ops.hpp"
+#include "tests/gpu/gpu_support.hpp"
+#include "tests/support/paths.hpp"
+#include "tests/support/random.hpp"
+
+using namespace salasim;
+using namespace salasim::test;
+using ref::Mat;
+
+TEST_CASE("synth: the GPU generator is bit-identical to the CPU one", "[synth][gpu]") {
+  for (const std::string& path : {tiny_config(), real_config()}) {
+    const ModelConfig c = load_config(path);
+    const auto inv = tensor_inventory(c);
+    for (const TensorSpec& t : inv) {
+      if (t.layer > 1) continue;  // the first layers cover every tensor kind
+      const int64_t n = std::min<int64_t>(t.numel(), int64_t(1) << 22), rows = n / t.cols();
+      if (rows == 0) continue;
+      gpu::Buffer<gpu::bf16_t> b(size_t(rows * t.cols()));
+      poison(b);
+      const SynthParams p = synth_params(7, t);
+      gpu::synth_fill(b.get(), rows * t.cols(), 0, p.key, p.amp, p.ones, nullptr);
+      std::vector<gpu::bf16_t> got = b.download(), want(got.size());
+      weight_rows_bf16(synthetic_weights(7), t, 0, rows, want.data());
+      INFO(t.name);
+      CHECK(got == want);
+    }
+  }
+}
+
+TEST_CASE("embed: rows times scale within tolerance", "[embed][gpu]") {
+  const int V = 301, D = 257;
+  const Mat E = bf16_round(randn(V, D, 1, 0.1));
+  std::vector<int32_t> toks = {0, 5, 300, 17, 17, 250, 1};
+  auto dE = upload_bf16(E);
+  auto dt = gpu::to_device(toks);
+  gpu::Buffer<gpu::bf16_t> h(toks.size() * D);
+  poison(h);
+  gpu::embed(dE.get(), dt.get(), int64_t(toks.size()), D, V, 12.0f, h.get(), nullptr);
+  check_gate("embed/out", ref::embed(E, toks, 12.0, ref::f64()), ref::embed(E, toks, 12.0, ref::peer()),
+             download_bf16(h, int64_t(toks.size()), D));
+  std::vector<int32_t> bad = {3, V};
+  auto db = gpu::to_device(bad);
+  CHECK_THROWS_AS(gpu::embed(dE.get(), db.get(), 2, D, V, 12.0f, h.get(), nullptr), Error);
+}
+
+TEST_CASE("rmsnorm: rows and strided rows within tolerance", "[rmsnorm][gpu]") {
+  for (int n : {4096, 255}) {
+    const int64_t T = 67, ld = n + 9;
+    const Mat x = bf16_round(randn(T, ld, 2 + uint64_t(n), 1.7));
+    const Mat w = bf16_round(randn(1, n, 3, 1.0));
+    auto dx = upload_bf16(x);
+    auto dw = upload_bf16(w);
+    gpu::Buffer<gpu::bf16_t> y(size_t(T * n));
+    poison(y);
+    gpu::rmsnorm(dx.get(), ld, dw.get(), T, n, 1e-6f, y.get(), n, nullptr);
+    const Mat xs = x.leftCols(n);
+    const ref::Vec wv = w.row(0).transpose();
+    INFO("n = " << n);
+    check_gate("input_norm/out", ref::rmsnorm(xs, wv, 1e-6, ref::f64()), ref::rmsnorm(xs, wv, 1e-6, ref::peer()),
+               download_bf16(y, T, n));
+  }
+}
+
+TEST_CASE("residual: h + s b then the next rmsnorm, within tolerance", "[residual][gpu]") {
+  const int64_t T = 33;
+  const int D = 1000;
+  const Mat h = bf16_round(randn(T, D, 4)), b = bf16_round(randn(T, D, 5)), w = bf16_round(randn(1, D, 6));
+  auto dh = upload_bf16(h);
+  auto db = upload_bf16(b);
+  auto dw = upload_bf16(w);
+  gpu::Buffer<gpu::bf16_t> y(size_t(T * D));
+  poison(y);
+  gpu::residual(dh.get(), db.get(), T, D, 0.2474873734f, dw.get(), 1e-6f, y.get(), nullptr);
+  Mat h64 = h, hbf = h;
+  ref::residual(h64, b, 0.2474873734, ref::f64());
+  ref::residual(hbf, b, 0.2474873734, ref::peer());
+  check_gate("residual/h", h64, hbf, download_bf16(dh, T, D));
+  const ref::Vec wv = w.row(0).transpose();
+  check_gate("post_norm/out", ref::rmsnorm(h64, wv, 1e-6, ref::f64()), ref::rmsnorm(hbf, wv, 1e-6, ref::peer()),
+             download_bf16(y, T, D));
+}
+
+TEST_CASE("rope: qk-norm then RoPE within tolerance up to position 2M", "[rope][gpu]") {
+  const int H = 5, hd = 128;
+  const int64_t T = 63, ld = H * hd + 64;
+  const ref::RopeTable tab = ref::rope_table(hd, 10000.0, ref::RopeAngles::Fp32);
+  auto inv = gpu::to_device(tab.inv_freq32);
+  const Mat wn = bf16_round(randn(1, hd, 9, 0.5)).array() + 1.0;
+  const Mat wnb = bf16_round(wn);
+  auto dwn = upload_bf16(wnb);
+  for (int64_t pos0 : {int64_t(0), int64_t(8190), int64_t(2000000)}) {
+    const Mat x = bf16_round(randn(T, ld, 10 + uint64_t(pos0)));
+    auto dx = upload_bf16(x);
+    gpu::rope(dx.get(), ld, T, H, hd, dwn.get(), 1e-6f, pos0, inv.get(), nullptr);
+    Mat r64 = ref::rmsnorm_heads(x.leftCols(H * hd), wnb.row(0).transpose(), hd, 1e-6, ref::f64());
+    Mat rbf = ref::rmsnorm_heads(x.leftCols(H * hd), wnb.row(0).transpose(), hd, 1e-6, ref::peer());
+    ref::rope(r64, pos0, tab, ref::f64());
+    ref::rope(rbf, pos0, tab, ref::peer());
+    const Mat got = download_bf16(dx, T, ld);
+    INFO("pos0 = " << pos0);
+    check_gate("lightning/qk_rope/q", r64, rbf, got.leftCols(H * hd));
+    CHECK((got.rightCols(64) - x.rightCols(64)).cwiseAbs().maxCoeff() == 0.0);  // the stride gap is untouched
+  }
+}
+
+TEST_CASE("gate: x times sigmoid(z), mlp_act: silu(g) times u, within tolerance", "[gate][mlp][gpu]") {
+  const int64_t T = 41;
+  const int n = 513;
+  const Mat x = bf16_round(randn(T, n, 11)), z = bf16_round(randn(T, 2 * n, 12, 2.0));
+  auto dx = upload_bf16(x);
+  auto dz = upload_bf16(z);
+  gpu::Buffer<gpu::bf16_t> y(size_t(T * n));
+  poison(y);
+  gpu::gate(dx.get(), n, dz.get() + n, 2 * n, T, n, y.get(), n, nullptr);
+  const Mat zr = z.rightCols(n);
+  check_gate("lightning/gate/out", ref::gate(x, zr, ref::f64()), ref::gate(x, zr, ref::peer()), download_bf16(y, T, n));
+  gpu::Buffer<gpu::bf16_t> act(size_t(T * n));
+  poison(act);
+  gpu::mlp_act(dz.get(), T, n, act.get(), nullptr);
+  const Mat g = z.leftCols(n), u = z.rightCols(n);
+  check_gate("mlp/act", ref::mlp_act(g, u, ref::f64()), ref::mlp_act(g, u, ref::peer()), download_bf16(act, T, n));
+}
+
+TEST_CASE("linear: cuBLAS is exact on small integers and within tolerance on random data", "[linear][gpu]") {
+  gpu::Blas blas(nullptr);
+  const int64_t T = 37;
+  const int in = 300, out = 129;
+  // small integers: every product and partial sum is exact in fp32 and the result fits bf16
+  Mat xi = randn(T, in, 20, 2.0).array().round(), wi = randn(out, in, 21, 1.0).array().round();
+  xi = xi.cwiseMax(-3).cwiseMin(3);
+  wi = wi.cwiseMax(-1).cwiseMin(1);
+  auto dx = upload_bf16(xi);
+  auto dw = upload_bf16(wi);
+  gpu::Buffer<gpu::bf16_t> y(size_t(T * out));
+  poison(y);
+  gpu::linear(blas, dx.get(), in, dw.get(), T, in, out, y.get(), out);
+  gpu::synchronize();
+  const Mat exact = xi * wi.transpose();
+  REQUIRE(exact.cwiseAbs().maxCoeff() <= 256);  // representable exactly in bf16
+  CHECK((download_bf16(y, T, out) - exact).cwiseAbs().maxCoeff() == 0.0);
+  const Mat x = bf16_round(randn(T, in, 22)), w = bf16_round(randn(out, in, 23, 0.06));
+  auto dx2 = upload_bf16(x);
+  auto dw2 = upload_bf16(w);
+  poison(y);
+  gpu::linear(blas, dx2.get(), in, dw2.get(), T, in, out, y.get(), out);
+  gpu::synchronize();
+  check_gate("lightning/proj/q", ref::linear(x, w, ref::f64()), ref::linear(x, w, ref::peer()), download_bf16(y, T, out));
+}
