@@ -25,15 +25,16 @@ struct Args {
 
 struct Summary {
   double rms = 0, max_abs = 0;
-  int64_t nonfinite = 0;
+  int64_t nonfinite = 0;  // NaN, and infinities except in block scores (where +-inf mark forced / future blocks)
 };
-Summary summarize(const Tap& t) {
+Summary summarize(const std::string& name, const Tap& t) {
   Summary s;
   double sum2 = 0;
   int64_t n = 0;
+  const bool inf_ok = tap_kind(name) == "sparse/select/scores";
   for (double x : t.data) {
     if (!std::isfinite(x)) {
-      if (!t.integer) s.nonfinite++;
+      if (std::isnan(x) || !inf_ok) s.nonfinite++;
       continue;
     }
     sum2 += x * x;
@@ -68,7 +69,7 @@ int run(const Args& a) {
     j["prefill_mode"] = sparse ? "sparse" : "dense";
     for (const PhaseTime& p : r.times) j["times"].push_back({{"phase", p.phase}, {"tokens", p.tokens}, {"seconds", p.seconds}});
     for (auto& [name, t] : rows) {
-      Summary sm = summarize(*t);
+      Summary sm = summarize(name, *t);
       j["taps"].push_back({{"name", name}, {"shape", t->shape}, {"rms", sm.rms}, {"max_abs", sm.max_abs}, {"nonfinite", sm.nonfinite}});
     }
     fmt::print("{}\n", j.dump(2));
@@ -80,7 +81,7 @@ int run(const Args& a) {
              s.prefill_chunk > 0 ? fmt::format(", pieces of {}", s.prefill_chunk) : "", s.decode_steps);
   fmt::print("{:<14} {:<28} {:>22} {:>12} {:>12}\n", "where", "tap", "shape", "rms", "max|x|");
   for (auto& [name, t] : rows) {
-    Summary sm = summarize(*t);
+    Summary sm = summarize(name, *t);
     const std::string where = tap_phase(name) + (tap_layer(name) >= 0 ? "/" + layer_dir(tap_layer(name)) : "");
     fmt::print("{:<14} {:<28} {:>22} {:>12.5g} {:>12.5g}{}\n", where, tap_kind(name),
                fmt::format("[{}]", fmt::join(t->shape, ",")), sm.rms, sm.max_abs,

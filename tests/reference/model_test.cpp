@@ -187,3 +187,41 @@ TEST_CASE("peer: each op alone differs from float64 by a bf16-sized amount", "[p
   band(gla_chunked(x, z, x, gamma, 0.088, S1, peer()), gla_chunked(x, z, x, gamma, 0.088, S2, f64()));
   band(compress_k(x, T, 32, 16, peer()), compress_k(x, T, 32, 16, f64()));
 }
+
+TEST_CASE("model: teacher forcing attends with the given selection and records its own", "[model][reference]") {
+  ModelConfig c = two_layer();
+  auto w = load_ref_weights(c, synthetic_weights(4));
+  const std::vector<int32_t> toks = random_tokens(8, 8200, c.vocab_size);
+  TapMap own;
+  {
+    RefModel m(c, w);
+    ref::TapRecorder rec(TapFilter{{"layer_00/sparse/"}}, &own);
+    m.prefill(toks, &rec);
+  }
+  // force a different (valid) selection on the last query: drop its highest chosen unforced block for block 1
+  TapMap forced = own;
+  Tap& b = forced.at("/prefill/layer_00/sparse/select/blocks");
+  const int64_t per = b.shape[1] * b.shape[2], last = (b.shape[0] - 1) * per;
+  REQUIRE(b.data[size_t(last + 1)] > 1);  // slot 1 holds an unforced block: replace it by block 1
+  b.data[size_t(last + 1)] = 1;
+  std::sort(b.data.begin() + last, b.data.begin() + last + b.shape[2]);
+  TapMap got;
+  RefOptions o;
+  o.forced_selection = &forced;
+  RefModel m(c, w, o);
+  ref::TapRecorder rec(TapFilter{{"layer_00/sparse/"}}, &got);
+  m.prefill(toks, &rec);
+  CHECK(got.at("/prefill/layer_00/sparse/select/blocks").data == own.at("/prefill/layer_00/sparse/select/blocks").data);
+  const Tap& a0 = own.at("/prefill/layer_00/sparse/attn/out");
+  const Tap& a1 = got.at("/prefill/layer_00/sparse/attn/out");
+  const int64_t row = a0.numel() / a0.shape[0];
+  // every other query is unchanged (up to GEMM regrouping inside its query tile); the forced one moved
+  Tap head0 = a0, head1 = a1, last0, last1;
+  head0.shape[0] = head1.shape[0] = a0.shape[0] - 1;
+  head0.data.resize(head0.data.size() - size_t(row));
+  head1.data.resize(head1.data.size() - size_t(row));
+  last0 = Tap{{1, row}, {a0.data.end() - row, a0.data.end()}};
+  last1 = Tap{{1, row}, {a1.data.end() - row, a1.data.end()}};
+  CHECK(tap_err(head1, head0, head0.shape[0]) <= kFloat64Identity.value);
+  CHECK(tap_err(last1, last0, 1) > 1e-6);
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (the device tool): build for sm_90a, then the steps named on the command line.
+#   bash bench/device.sh build tests sanitize model "run 64K" "run 1M" verify ...
+# Logs and JSON land in $OUT (the device tool brings them back); the last lines printed are a summary.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/salasim-out}
+mkdir -p "$OUT"
+B=build-dev
+summary=()
+note() { summary+=("$*"); echo "== $*"; }
+step_build() {
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv | tee "$OUT/gpu.txt"
+  local t0=$SECONDS
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DSALASIM_CUDA=ON -DSALASIM_CUDA_ARCH=90a > "$OUT/configure.log" 2>&1 \
+    || { tail -30 "$OUT/configure.log"; note "configure FAILED"; return 1; }
+  cmake --build $B -j"$(nproc)" --target salasim salasim_gpu_tests > "$OUT/build.log" 2>&1 \
+    || { grep -E "error|Error" "$OUT/build.log" | head -30; note "build FAILED"; return 1; }
+  note "build ok in $((SECONDS - t0)) s"
+}
+step_tests() {  # op tests (the model tests are step_model)
+  "$B/tests/salasim_gpu_tests" "~[model]" -r compact > "$OUT/gpu_tests.log" 2>&1
+  local rc=$?
+  tail -3 "$OUT/gpu_tests.log"
+  [ $rc -eq 0 ] && note "gpu op tests passed" || { grep -B2 -A25 "FAILED" "$OUT/gpu_tests.log" | head -150; note "gpu op tests FAILED (rc $rc)"; }
+}
+step_sanitize() {
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/salasim_gpu_tests" "~[model]" "~[large]" > "$OUT/sanitize_$tool.log" 2>&1
+    local rc=$?
+    tail -2 "$OUT/sanitize_$tool.log"
+    [ $rc -eq 0 ] && note "compute-sanitizer $tool clean" || { grep -A12 "=========" "$OUT/sanitize_$tool.log" | head -60; note "compute-sanitizer $tool FAILED (rc $rc)"; }
+  done
+}
+step_model() {
+  "$B/tests/salasim_gpu_tests" "[model]" -r compact > "$OUT/gpu_model.log" 2>&1
+  local rc=$?
+  tail -3 "$OUT/gpu_model.log"
+  [ $rc -eq 0 ] && note "gpu model tests passed" || { grep -B2 -A40 "FAILED" "$OUT/gpu_model.log" | head -120; note "gpu model tests FAILED (rc $rc)"; }
+}
+step_run() {  # step_run 64K [extra args]
+  local ctx=$1; shift
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 "$@" > "$OUT/run_$ctx.txt" 2>&1
+  local rc=$?
+  cat "$OUT/run_$ctx.txt"
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 0 --plan > /dev/null 2>&1
+  [ $rc -eq 0 ] && note "run $ctx: $(grep -E 'TTFT|decode:' "$OUT/run_$ctx.txt" | tr '\n' ' ')" || note "run $ctx FAILED (rc $rc)"
+}
+for s in "$@"; do
+  # shellcheck disable=SC2086
+  set -- $s
+  cmd=$1; shift
+  "step_$cmd" "$@" || break
+done
+echo "======== summary"
+printf '%s\n' "${summary[@]}"
