@@ -24,9 +24,12 @@ step_tests() {  # op tests (the model tests are step_model)
   tail -3 "$OUT/gpu_tests.log"
   [ $rc -eq 0 ] && note "gpu op tests passed" || { grep -B2 -A25 "FAILED" "$OUT/gpu_tests.log" | head -150; note "gpu op tests FAILED (rc $rc)"; }
 }
-step_sanitize() {
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/salasim_gpu_tests" "~[model]" "~[large]" > "$OUT/sanitize_$tool.log" 2>&1
+SMALL="~[model]~[synth]~[large]"  # racecheck is ~100x slower: the op tests of small sizes
+step_sanitize() {  # step_sanitize [tool...] (default: memcheck racecheck)
+  local tools=("$@")
+  [ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck)
+  for tool in "${tools[@]}"; do
+    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/salasim_gpu_tests" "$SMALL" > "$OUT/sanitize_$tool.log" 2>&1
     local rc=$?
     tail -2 "$OUT/sanitize_$tool.log"
     [ $rc -eq 0 ] && note "compute-sanitizer $tool clean" || { grep -A12 "=========" "$OUT/sanitize_$tool.log" | head -60; note "compute-sanitizer $tool FAILED (rc $rc)"; }
@@ -38,12 +41,14 @@ step_model() {
   tail -3 "$OUT/gpu_model.log"
   [ $rc -eq 0 ] && note "gpu model tests passed" || { grep -B2 -A40 "FAILED" "$OUT/gpu_model.log" | head -120; note "gpu model tests FAILED (rc $rc)"; }
 }
-step_run() {  # step_run 64K [extra args]
+step_run() {  # step_run 64K [extra args]; "--time-limit auto" leaves ~70 s of this call's 580 s
   local ctx=$1; shift
-  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 "$@" > "$OUT/run_$ctx.txt" 2>&1
+  local args=()
+  for x in "$@"; do [ "$x" = auto ] && args+=("$((510 - SECONDS))") || args+=("$x"); done
+  set -- "${args[@]}"
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --json-out "$OUT/run_$ctx.json" "$@" > "$OUT/run_$ctx.txt" 2>&1
   local rc=$?
   cat "$OUT/run_$ctx.txt"
-  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 0 --plan > /dev/null 2>&1
   [ $rc -eq 0 ] && note "run $ctx: $(grep -E 'TTFT|decode:' "$OUT/run_$ctx.txt" | tr '\n' ' ')" || note "run $ctx FAILED (rc $rc)"
 }
 for s in "$@"; do

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <numeric>
 
@@ -30,7 +31,9 @@ struct Args {
   int64_t chunk = 16384;
   uint64_t seed = 1;
   bool json = false;
+  std::string json_out;  // also write the JSON record here
   bool plan_only = false;
+  double time_limit = 0;  // seconds; 0 = none
   std::string command_line;
 };
 
@@ -61,9 +64,36 @@ int run(const Args& a) {
   const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
   const std::vector<int32_t> prompt = random_tokens(a.seed, N, c.vocab_size);
 
+  // The prompt goes in chunk-sized pieces (the same computation as one call: absolute positions, the mode fixed by
+  // the total length) so progress can be shown and a time limit can stop a run cleanly between chunks.
   t0 = clock::now();
   r.begin_prefill(N);
-  std::vector<float> lg = r.prefill_piece(prompt);
+  std::vector<float> lg;
+  int64_t done = 0;
+  const int64_t report_every = std::max<int64_t>(a.chunk, N / 16);
+  for (int64_t next_report = report_every; done < N;) {
+    const int64_t n = std::min(a.chunk, N - done);
+    lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + done, prompt.begin() + done + n));
+    done += n;
+    const double el = std::chrono::duration<double>(clock::now() - t0).count();
+    if (done >= next_report || done == N) {
+      const gpu::PhaseTimes p = r.times();
+      fmt::print(stderr, "  prefill {:>9}/{} tokens  {:8.2f} s  (gemm {:.2f}, select {:.2f}, sparse_attn {:.2f}, dense_attn {:.2f}, gla {:.2f}, other {:.2f})\n",
+                 done, N, el, p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
+      std::fflush(stderr);
+      next_report += report_every;
+    }
+    if (a.time_limit > 0 && el > a.time_limit && done < N) {
+      const gpu::PhaseTimes p = r.times();
+      fmt::print("prefill STOPPED by --time-limit {} s at position {} of {} after {:.2f} s ({:.0f} tokens/s)\n",
+                 a.time_limit, done, N, el, double(done) / el);
+      fmt::print("  by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, gla {:.3f} s, "
+                 "other {:.3f} s\n", p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
+      fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n", double(r.device_bytes_in_use()) / double(1ull << 30),
+                 double(r.plan().total) / double(1ull << 30));
+      return 4;
+    }
+  }
   const double ttft = std::chrono::duration<double>(clock::now() - t0).count();
   const gpu::PhaseTimes prefill_phases = r.times();
 
@@ -86,7 +116,7 @@ int run(const Args& a) {
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   const auto& ph = prefill_phases;
-  if (a.json) {
+  {
     nlohmann::json j = {{"date", date},
                         {"gpu", gpu_name},
                         {"command", a.command_line},
@@ -107,8 +137,15 @@ int run(const Args& a) {
                           {"dense_attn_s", ph.dense_attn},
                           {"gla_s", ph.gla},
                           {"other_s", ph.other}}}};
-    fmt::print("{}\n", j.dump(2));
-  } else {
+    if (a.json) fmt::print("{}\n", j.dump(2));
+    if (!a.json_out.empty()) {
+      std::FILE* f = std::fopen(a.json_out.c_str(), "w");
+      if (!f) fail("{}: cannot write the JSON record", a.json_out);
+      fmt::print(f, "{}\n", j.dump(2));
+      std::fclose(f);
+    }
+  }
+  if (!a.json) {
     fmt::print("salasim run: {} ({}), context {} + {} decode, prefill chunk {}\n", c.source, w.describe(), N, a.decode, a.chunk);
     fmt::print("device: {}\n", gpu_name);
     fmt::print("memory plan:\n{}", r.plan().table());
@@ -139,7 +176,9 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str();
   c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint instead of synthetic weights");
   c->add_flag("--plan", a->plan_only, "print the memory plan only (no GPU needed)");
+  c->add_option("--time-limit", a->time_limit, "stop the prefill after this many seconds and report how far it got (exit 4)");
   c->add_flag("--json", a->json, "machine-readable output (the reports/measured/*.json record format)");
+  c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }
 

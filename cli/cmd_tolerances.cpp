@@ -17,7 +17,7 @@ int run_tolerances(bool json) {
   nlohmann::json j = nlohmann::json::array();
   for (const ToleranceRow& r : t)
     j.push_back({{"kind", r.kind}, {"stored", r.stored}, {"gate", r.gate == Gate::Float ? "float" : "selection"},
-                 {"mult", r.mult}, {"rms_floor", r.rms_floor}, {"max_floor", r.max_floor},
+                 {"mult", r.mult}, {"rms_floor", r.rms_floor}, {"max_mult", r.max_mult}, {"max_floor", r.max_floor},
                  {"inf_must_match", r.inf_must_match}, {"tie_band", r.tie_band}, {"reason", r.reason}});
   fmt::print("{}\n", j.dump(2));
   return 0;

@@ -60,7 +60,7 @@ void gate_float(TapResult& row, const ToleranceRow& tol, const Tap& ref, const T
     }
   }
   row.rel_rms = apply_gate(m.rel_rms, peer_rel, tol.mult, tol.rms_floor);
-  row.max_err = apply_gate(m.max_err, peer_max, tol.mult, tol.max_floor);
+  row.max_err = apply_gate(m.max_err, peer_max, tol.max_mult, tol.max_floor);
   if (!row.rel_rms.pass)
     add_why(row, fmt::format("rel-RMS {:.3e} > allowed {:.3e}", row.rel_rms.err, row.rel_rms.allowed));
   if (!row.max_err.pass)

@@ -67,7 +67,7 @@ nlohmann::json metrics_json(const TensorMetrics& m) {
 
 std::string format_report(const CompareReport& r, const PrintOptions& opt) {
   std::string out;
-  out += r.with_peer ? "allowed = mult x err(peer, reference) + floor, per tap kind (compare/tolerance.cpp)\n"
+  out += r.with_peer ? "allowed = mult x err(peer, reference) + floor (rel-RMS: mult 2; max-err: max mult 3), per tap kind (compare/tolerance.cpp)\n"
                      : "no peer: allowed = the floors alone (two bf16 roundings); errors that compound through layers "
                        "may exceed them\n";
   out += fmt::format("{:<11} {:>5} {:<22} {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {}\n", "phase", "layer", "tap",

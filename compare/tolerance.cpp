@@ -14,6 +14,11 @@
 //   to the RMS it is max-abs with the floor at the RMS; larger elements are judged against their own size. Raw
 //   max-abs against 2x the peer's hangs on the rounding luck of the one largest element: on heavy-tailed tensors
 //   (log-normal, like block scores) a correct backend failed it in 2-8% of simulated runs, max-err in none.
+// - max_mult 3: the max over one tap's elements is a far noisier statistic than the RMS, most of all for the
+//   single-row taps of decode steps deep in the model, where both the GPU's and the peer's errors are propagated
+//   bf16 noise with heavy tails. Measured on the H200 (tiny model, 1K and 16K prefill + 64 decode steps, 8970
+//   taps): the GPU's max-err reached 2.14x the peer's on two single-row decode taps while their rel-RMS stayed at
+//   0.48-0.53 of the allowance; 3x the peer still fails every single-element fault the harness tests inject.
 #include "compare/tolerance.hpp"
 
 #include <fmt/format.h>
@@ -28,6 +33,7 @@ namespace salasim {
 namespace {
 
 constexpr double kPeerMult = 2.0;
+constexpr double kPeerMaxMult = 3.0;
 constexpr double kBf16RmsRounding = 0x1p-9;  // RMS of one bf16 rounding, relative to the tensor's RMS
 constexpr double kBf16MaxRounding = 0x1p-8;  // worst case of one bf16 rounding, relative to the value
 constexpr double kRmsFloor = 2 * kBf16RmsRounding;
@@ -36,7 +42,7 @@ constexpr double kMaxFloor = 2 * kBf16MaxRounding;
 constexpr double kTieBand = 4 * 0x1p-7;
 
 ToleranceRow float_row(const char* kind, const char* stored, const char* reason) {
-  return ToleranceRow{kind, stored, Gate::Float, kPeerMult, kRmsFloor, kMaxFloor, false, 0.0, reason};
+  return ToleranceRow{kind, stored, Gate::Float, kPeerMult, kPeerMaxMult, kRmsFloor, kMaxFloor, false, 0.0, reason};
 }
 
 ToleranceTable make_table() {
@@ -69,10 +75,10 @@ ToleranceTable make_table() {
       float_row("sparse/proj/g", "bf16", "GEMM W_gate a (o_gate, pre-sigmoid), fp32 accumulation, bf16 out"),
       float_row("sparse/compress_k/k1", "bf16", "mean of 32 bf16 keys (stride 16), fp32 accumulation, bf16 out (sala-spec 4.2)"),
       float_row("sparse/compress_k/k2", "bf16", "mean of 128 bf16 keys (stride 64), fp32 accumulation, bf16 out (sala-spec 4.2)"),
-      ToleranceRow{"sparse/select/scores", "bf16", Gate::Float, kPeerMult, kRmsFloor, kMaxFloor, true, 0.0,
+      ToleranceRow{"sparse/select/scores", "bf16", Gate::Float, kPeerMult, kPeerMaxMult, kRmsFloor, kMaxFloor, true, 0.0,
                    "max-pooled block scores, bf16 of an fp32 16-head sum; +inf (forced) and -inf (future) must match "
                    "exactly, finite scores are gated"},
-      ToleranceRow{"sparse/select/blocks", "int32", Gate::Selection, 0.0, 0.0, 0.0, false, kTieBand,
+      ToleranceRow{"sparse/select/blocks", "int32", Gate::Selection, 0.0, 0.0, 0.0, 0.0, false, kTieBand,
                    "top-96 blocks per (query, kv group), compared as sets; a swap is a tie within 4 bf16 ulps "
                    "(2^-5) of the boundary score: another fp32 order of the 16-head sum and bf16 q, K1 move a "
                    "score by a few ulps"},
@@ -117,15 +123,16 @@ GateResult apply_gate(double err, double peer_err, double mult, double floor) {
 }
 
 std::string format_tolerance_table(const ToleranceTable& table) {
-  std::string out = fmt::format("{:<22} {:<6} {:<9} {:>4} {:>9} {:>9} {:>9}  {}\n", "tap kind", "stored", "gate",
-                                "mult", "rms floor", "max floor", "tie band", "reason");
+  std::string out = fmt::format("{:<22} {:<6} {:<9} {:>4} {:>9} {:>8} {:>9} {:>9}  {}\n", "tap kind", "stored", "gate",
+                                "mult", "rms floor", "max mult", "max floor", "tie band", "reason");
   for (const ToleranceRow& r : table) {
     if (r.gate == Gate::Float)
-      out += fmt::format("{:<22} {:<6} {:<9} {:>4} {:>9} {:>9} {:>9}  {}\n", r.kind, r.stored, "float",
-                         fmt::format("{:g}", r.mult), number(r.rms_floor), number(r.max_floor), "-", r.reason);
+      out += fmt::format("{:<22} {:<6} {:<9} {:>4} {:>9} {:>8} {:>9} {:>9}  {}\n", r.kind, r.stored, "float",
+                         fmt::format("{:g}", r.mult), number(r.rms_floor), fmt::format("{:g}", r.max_mult),
+                         number(r.max_floor), "-", r.reason);
     else
-      out += fmt::format("{:<22} {:<6} {:<9} {:>4} {:>9} {:>9} {:>9}  {}\n", r.kind, r.stored, "selection", "-", "-",
-                         "-", number(r.tie_band), r.reason);
+      out += fmt::format("{:<22} {:<6} {:<9} {:>4} {:>9} {:>8} {:>9} {:>9}  {}\n", r.kind, r.stored, "selection", "-", "-",
+                         "-", "-", number(r.tie_band), r.reason);
   }
   return out;
 }

@@ -16,7 +16,8 @@ struct ToleranceRow {
   std::string kind;    // tap_kind(name), e.g. "lightning/gla/out"
   std::string stored;  // precision the GPU path keeps the tensor in: "bf16", "fp32" or "int32"
   Gate gate = Gate::Float;
-  double mult = 0;       // Float: times the peer's error
+  double mult = 0;       // Float: times the peer's rel-RMS error
+  double max_mult = 0;   // Float: times the peer's max-err (a noisier statistic, see tolerance.cpp)
   double rms_floor = 0;  // Float: added to the rel-RMS allowance (a fraction of ||ref||)
   double max_floor = 0;  // Float: added to the max-err allowance: a fraction of max(|ref element|, RMS(ref))
   bool inf_must_match = false;  // Float: +-inf allowed where the reference holds the same infinity

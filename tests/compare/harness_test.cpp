@@ -29,7 +29,7 @@ double band() { return tolerance_row(tolerance_table(), "sparse/select/blocks").
 double allowed_at(const Synthetic& s, const std::string& name, size_t i) {
   const ToleranceRow& tol = tolerance_row(tolerance_table(), tap_kind(name));
   const TensorMetrics pm = tensor_metrics(name, s.ref.at(name), s.peer.at(name));
-  return (tol.mult * pm.max_err + tol.max_floor) * std::max(std::fabs(s.ref.at(name).data[i]), pm.ref_rms);
+  return (tol.max_mult * pm.max_err + tol.max_floor) * std::max(std::fabs(s.ref.at(name).data[i]), pm.ref_rms);
 }
 
 // One (query, group) row of a [T, G, K] block tap, as its selected ids.
