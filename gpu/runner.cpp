@@ -511,6 +511,27 @@ std::vector<float> Runner::decode(int32_t token, TapRecorder* taps, const TapMap
   return m.logits();
 }
 
+std::vector<float> Runner::gla_state(int layer) const {
+  const Impl& m = *impl_;
+  if (layer < 0 || layer >= m.cfg.num_hidden_layers || m.cfg.layers[size_t(layer)] != Mixer::Lightning)
+    fail("gla_state: layer {} is not a Lightning layer", layer);
+  CUDA_CHECK(cudaStreamSynchronize(m.stream), "gla_state");
+  return m.S[size_t(layer)].download();
+}
+
+std::vector<bf16_t> Runner::kv_cache(int layer, bool values) const {
+  const Impl& m = *impl_;
+  if (layer < 0 || layer >= m.cfg.num_hidden_layers || m.cfg.layers[size_t(layer)] != Mixer::Sparse)
+    fail("kv_cache: layer {} is not a sparse layer", layer);
+  const int64_t G = m.cfg.num_key_value_heads, hd = m.cfg.head_dim;
+  std::vector<bf16_t> out(size_t(G * m.len * hd));
+  const Buffer<bf16_t>& src = values ? m.V[size_t(layer)] : m.K[size_t(layer)];
+  CUDA_CHECK(cudaStreamSynchronize(m.stream), "kv_cache");
+  for (int64_t g = 0; g < G; ++g)
+    copy_to_host(out.data() + g * m.len * hd, src.get() + g * m.cap * hd, size_t(m.len * hd) * 2);
+  return out;
+}
+
 const MemoryPlan& Runner::plan() const { return impl_->plan; }
 PhaseTimes Runner::times() const { return impl_->times; }
 size_t Runner::device_bytes_in_use() const { return impl_->in_use; }

@@ -53,6 +53,11 @@ class Runner {
                                    const TapMap* forced = nullptr);  // logits of the piece's last token [V]
   std::vector<float> decode(int32_t token, TapRecorder* taps = nullptr, const TapMap* forced = nullptr);
 
+  // For long-context spot checks: layer l's fp32 GLA state [H, hd, hd] (Lightning), and its cached keys or values
+  // [G, len, hd] as bf16 bits (sparse).
+  std::vector<float> gla_state(int layer) const;
+  std::vector<bf16_t> kv_cache(int layer, bool values) const;
+
   const MemoryPlan& plan() const;
   PhaseTimes times() const;
   size_t device_bytes_in_use() const;  // cudaMemGetInfo total - free, measured after allocation
