@@ -34,3 +34,10 @@ std::string op_desc(const char* op, std::initializer_list<std::pair<const char*,
 
 // After a kernel launch: launch-configuration errors surface here, naming the op.
 #define CHECK_LAUNCH(op) CUDA_CHECK(cudaGetLastError(), (op))
+
+// ARG_CHECK(cond, op, why): a bad argument to a GPU op throws salasim::Error naming the op, its shapes and `why`
+// (a literal), before anything is launched. (cudaErrorInvalidValue is the code the message carries.)
+#define ARG_CHECK(cond, op, why)                                                                            \
+  do {                                                                                                      \
+    if (!(cond)) ::salasim::gpu::cuda_fail(cudaErrorInvalidValue, "argument check: " why, (op), __FILE__, __LINE__); \
+  } while (0)

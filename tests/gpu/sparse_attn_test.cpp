@@ -1,0 +1,189 @@
+// sparse_attn and dense_attn on the GPU against the float64 reference. The GPU gets the reference's selection
+// (teacher forcing), so these tests isolate the attention from block selection.
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "gpu/sparse_attn.hpp"
+#include "model/error.hpp"
+#include "tests/gpu/sparse_support.hpp"
+
+using namespace salasim;
+using gpu::bf16_t;
+
+namespace {
+
+// Keys, values and queries of one sequence, bf16-valued, shared by the GPU and the reference.
+struct Seq {
+  int64_t L = 0;
+  std::vector<ref::Mat> K, V;
+  ref::Mat q;  // [L, H*hd]: row p is the query at position p
+};
+
+Seq make_seq(int64_t L, const ref::SelectParams& sp, uint64_t seed) {
+  Seq s;
+  s.L = L;
+  s.K = test::rand_heads(sp.groups, L, sp.hd, seed, 2.0);  // logits of std ~2: peaked softmax rows
+  s.V = test::rand_heads(sp.groups, L, sp.hd, seed + 1, 1.0);
+  s.q = test::bf16_round(test::randn(L, sp.heads * sp.hd, seed + 2));
+  return s;
+}
+
+// The GPU's attention output for queries pos0 .. pos0+T-1 (rows of s.q) over a cache holding keys 0 .. pos0+T-1
+// (rows past that are NaN). blocks: [T, G, k_sel] or empty (dense). q and out are embedded in wider rows (ldq, ldo
+// > H*hd) whose extra columns are NaN, so a kernel reading or writing outside its columns shows.
+ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp, const std::vector<int32_t>& blocks) {
+  const int64_t HD = int64_t(sp.heads) * sp.hd, ldq = HD + 264, ldo = HD + 72, cap = pos0 + T + 37;
+  const gpu::Buffer<bf16_t> Kd = test::upload_heads(s.K, pos0 + T, cap), Vd = test::upload_heads(s.V, pos0 + T, cap);
+  std::vector<bf16_t> qv(size_t(T * ldq), test::kBf16NaN);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < HD; ++i) qv[size_t(t * ldq + i)] = bf16_from_float(float(s.q(pos0 + t, i)));
+  const gpu::Buffer<bf16_t> qd = gpu::to_device(qv, "queries");
+  gpu::Buffer<bf16_t> out(size_t(T * ldo), "attention out");
+  test::poison(out);
+  gpu::Buffer<int32_t> bd;
+  if (!blocks.empty()) bd = gpu::to_device(blocks, "selection");
+  gpu::AttnArgs a;
+  a.q = qd.get();
+  a.ldq = ldq;
+  a.T = T;
+  a.pos0 = pos0;
+  a.K = Kd.get();
+  a.V = Vd.get();
+  a.cap = cap;
+  a.H = sp.heads;
+  a.G = sp.groups;
+  a.hd = sp.hd;
+  a.tau = float(sp.tau);
+  a.block = sp.block;
+  a.blocks = blocks.empty() ? nullptr : bd.get();
+  a.k_sel = sp.k_sel;
+  a.out = out.get();
+  a.ldo = ldo;
+  if (blocks.empty())
+    gpu::dense_attn(a, nullptr);
+  else
+    gpu::sparse_attn(a, nullptr);
+  gpu::synchronize();
+  const ref::Mat all = test::download_bf16(out, T, ldo);
+  int64_t outside = 0;  // the padding columns of out stay poisoned
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = HD; i < ldo; ++i) outside += !std::isnan(all(t, i));
+  CHECK(outside == 0);
+  return all.leftCols(HD);
+}
+
+// Rows [r0, r1) of a selection, as the reference's Selection of those queries.
+ref::Selection slice(const ref::Selection& sel, int64_t r0, int64_t r1) {
+  ref::Selection s = sel;
+  s.T = r1 - r0;
+  s.blocks.assign(sel.blocks.begin() + r0 * sel.G * sel.K, sel.blocks.begin() + r1 * sel.G * sel.K);
+  s.scores.clear();
+  return s;
+}
+
+// A random valid selection: the forced blocks, then random other causal blocks (up to k_sel in all, fewer in some
+// rows), ascending, -1 padded.
+ref::Selection random_selection(int64_t pos0, int64_t T, const ref::SelectParams& sp, uint64_t seed) {
+  ref::Selection sel;
+  sel.T = T;
+  sel.G = sp.groups;
+  sel.K = sp.k_sel;
+  sel.blocks.assign(size_t(T * sel.G * sel.K), -1);
+  std::mt19937_64 rng(seed);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t g = 0; g < sel.G; ++g) {
+      const int64_t qb = (pos0 + t) / sp.block;
+      std::set<int32_t> s;
+      for (int64_t b = 0; b <= qb; ++b)
+        if (b < sp.init_blocks || b >= qb - sp.local_blocks) s.insert(int32_t(b));
+      const int64_t want = std::min<int64_t>(sp.k_sel - int64_t(rng() % 8), qb + 1);
+      while (int64_t(s.size()) < want) s.insert(int32_t(rng() % uint64_t(qb + 1)));
+      int64_t i = 0;
+      for (int32_t b : s) sel.blocks[size_t((t * sel.G + g) * sel.K + i++)] = b;
+    }
+  return sel;
+}
+
+}  // namespace
+
+TEST_CASE("sparse_attn: matches the float64 reference on the reference's selection", "[sparse_attn][gpu]") {
+  const ref::SelectParams sp = test::real_select_params();
+  const uint64_t seed = 5201;
+  const Seq s = make_seq(9029, sp, seed);
+  const std::vector<ref::Mat> K1 = test::compress_heads(s.K, s.L, sp.kernel, sp.stride);
+  const std::vector<ref::Mat> K2 = test::compress_heads(s.K, s.L, 4 * sp.kernel, 4 * sp.stride);
+  // (pos0, T): a prefill from 0, chunks across 6144 (sparse starts to differ from dense) and 8192, a decode step
+  for (auto [pos0, T] : {std::pair<int64_t, int64_t>{0, 70}, {6100, 63}, {8100, 257}, {s.L - 1, 1}}) {
+    INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1);
+    const ref::Mat qs = s.q.middleRows(pos0, T);
+    const ref::Selection sel =
+        ref::select_blocks(qs, pos0, K1, K2, sp, (pos0 + T + sp.block - 1) / sp.block, false, ref::f64());
+    const ref::Mat got = gpu_attn(s, pos0, T, sp, sel.blocks);
+    test::check_gate("sparse/attn/out", ref::sparse_attn(qs, pos0, s.K, s.V, sel, sp.block, sp.tau, ref::f64()),
+                     ref::sparse_attn(qs, pos0, s.K, s.V, sel, sp.block, sp.tau, ref::peer()), got);
+  }
+}
+
+TEST_CASE("sparse_attn: random selections over a 16384-query chunk match the reference on sampled rows", "[sparse_attn][gpu]") {
+  const ref::SelectParams sp = test::real_select_params();
+  const uint64_t seed = 5301;
+  const int64_t pos0 = 1000, T = 16384;
+  const Seq s = make_seq(pos0 + T, sp, seed);
+  const ref::Selection sel = random_selection(pos0, T, sp, seed + 9);
+  const ref::Mat got = gpu_attn(s, pos0, T, sp, sel.blocks);
+  for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 40}, {5120, 5190}, {7180, 7200}, {T - 45, T}}) {
+    INFO("seed " << seed << ", chunk from " << pos0 << ", rows " << r0 << " .. " << r1 - 1);
+    const ref::Mat qs = s.q.middleRows(pos0 + r0, r1 - r0);
+    const ref::Selection part = slice(sel, r0, r1);
+    test::check_gate("sparse/attn/out", ref::sparse_attn(qs, pos0 + r0, s.K, s.V, part, sp.block, sp.tau, ref::f64()),
+                     ref::sparse_attn(qs, pos0 + r0, s.K, s.V, part, sp.block, sp.tau, ref::peer()),
+                     got.middleRows(r0, r1 - r0));
+  }
+}
+
+TEST_CASE("dense_attn: matches the float64 reference over every causal key", "[dense_attn][gpu]") {
+  const ref::SelectParams sp = test::real_select_params();
+  const uint64_t seed = 5401;
+  const Seq s = make_seq(8192, sp, seed);
+  // a prefill from 0, a chunk in the middle, the last dense decode step (p = 8191)
+  for (auto [pos0, T] : {std::pair<int64_t, int64_t>{0, 300}, {5000, 63}, {8191, 1}}) {
+    INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1);
+    const ref::Mat qs = s.q.middleRows(pos0, T);
+    test::check_gate("sparse/attn/out", ref::dense_attn(qs, pos0, s.K, s.V, sp.hd, sp.tau, ref::f64()),
+                     ref::dense_attn(qs, pos0, s.K, s.V, sp.hd, sp.tau, ref::peer()), gpu_attn(s, pos0, T, sp, {}));
+  }
+}
+
+TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference on sampled rows", "[dense_attn][gpu]") {
+  const ref::SelectParams sp = test::real_select_params();
+  const uint64_t seed = 5501;
+  const int64_t T = 16384;
+  const Seq s = make_seq(T, sp, seed);
+  const ref::Mat got = gpu_attn(s, 0, T, sp, {});
+  for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 33}, {8150, 8200}, {T - 20, T}}) {
+    INFO("seed " << seed << ", rows " << r0 << " .. " << r1 - 1);
+    const ref::Mat qs = s.q.middleRows(r0, r1 - r0);
+    test::check_gate("sparse/attn/out", ref::dense_attn(qs, r0, s.K, s.V, sp.hd, sp.tau, ref::f64()),
+                     ref::dense_attn(qs, r0, s.K, s.V, sp.hd, sp.tau, ref::peer()), got.middleRows(r0, r1 - r0));
+  }
+}
+
+TEST_CASE("sparse_attn: a head dim other than 128 or a cache too short is an error", "[sparse_attn][gpu]") {
+  const ref::SelectParams sp = test::real_select_params();
+  gpu::Buffer<bf16_t> buf(size_t(64) * 4096);
+  gpu::AttnArgs a;
+  a.q = a.K = a.V = buf.get();
+  a.out = buf.get();
+  a.ldq = a.ldo = int64_t(sp.heads) * sp.hd;
+  a.T = 4;
+  a.pos0 = 10;
+  a.cap = 14;
+  a.tau = float(sp.tau);
+  a.hd = 64;
+  CHECK_THROWS_AS(gpu::dense_attn(a, nullptr), salasim::Error);
+  a.hd = 128;
+  a.cap = 13;
+  CHECK_THROWS_AS(gpu::dense_attn(a, nullptr), salasim::Error);
+}
