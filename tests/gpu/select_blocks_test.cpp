@@ -244,7 +244,7 @@ TEST_CASE("select_blocks: a workspace of a few queries gives the same result bit
   CHECK(differ == 0);
 }
 
-TEST_CASE("select_blocks: at 64K keys the planted blocks win and the reference agrees", "[select_blocks][gpu]") {
+TEST_CASE("select_blocks: at 64K keys the planted blocks win and the reference agrees", "[select_blocks][gpu][large]") {
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 6301;
   const int64_t L = 65536, NB = L / sp.block, T = 5, pos0 = L - T;
@@ -280,7 +280,7 @@ TEST_CASE("select_blocks: at 64K keys the planted blocks win and the reference a
   }
 }
 
-TEST_CASE("select_blocks: a 16384-query chunk matches the reference on sampled rows", "[select_blocks][gpu]") {
+TEST_CASE("select_blocks: a 16384-query chunk matches the reference on sampled rows", "[select_blocks][gpu][large]") {
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 6401;
   const int64_t pos0 = 4096, T = 16384, L = pos0 + T, NB = L / sp.block;

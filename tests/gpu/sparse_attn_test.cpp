@@ -126,7 +126,7 @@ TEST_CASE("sparse_attn: matches the float64 reference on the reference's selecti
   }
 }
 
-TEST_CASE("sparse_attn: random selections over a 16384-query chunk match the reference on sampled rows", "[sparse_attn][gpu]") {
+TEST_CASE("sparse_attn: random selections over a 16384-query chunk match the reference on sampled rows", "[sparse_attn][gpu][large]") {
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 5301;
   const int64_t pos0 = 1000, T = 16384;
@@ -156,7 +156,7 @@ TEST_CASE("dense_attn: matches the float64 reference over every causal key", "[d
   }
 }
 
-TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference on sampled rows", "[dense_attn][gpu]") {
+TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference on sampled rows", "[dense_attn][gpu][large]") {
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 5501;
   const int64_t T = 16384;
