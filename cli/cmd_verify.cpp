@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "cli/common.hpp"
 #include "compare/source_hash.hpp"
 #include "model/error.hpp"
+#include "model/inventory.hpp"
 #include "scenarios/golden.hpp"
 #include "scenarios/verify.hpp"
 
@@ -55,7 +58,8 @@ struct Chosen {
   std::string note;  // why the peer runs when the GPU was not asked for explicitly
 };
 
-Chosen choose_backend(const std::string& which, std::shared_ptr<const ref::RefWeights> w) {
+// The peer loads its own weights if it ever runs: in peer mode its run is the truth's, and spot checks need none.
+Chosen choose_backend(const std::string& which) {
   Chosen c;
   if (which == "gpu" || which == "auto") {
     std::string why;
@@ -67,7 +71,7 @@ Chosen choose_backend(const std::string& which, std::shared_ptr<const ref::RefWe
     if (!c.backend) c.note = fmt::format("no GPU backend ({}): running the peer backend", why);
   }
   if (!c.backend) {
-    c.backend = make_peer_backend(std::move(w));
+    c.backend = make_peer_backend();
     c.peer = true;
   }
   return c;
@@ -146,11 +150,27 @@ GoldenPart golden_part(const Scenario& s, const Truth& truth, bool prompt_overri
   return g;
 }
 
+// The reference and the peer hold every weight as float64, and a full verify keeps every tap of `runs` runs: refuse
+// plainly, before allocating, what cannot fit in this machine's memory (the full 9.48B model's weights alone are
+// 76 GB; block scores grow with the square of the prompt), instead of dying half-way.
+void check_reference_fits(const Scenario& s, const char* who, int runs) {
+  const int64_t params = count_params(s.cfg, tensor_inventory(s.cfg)).total;
+  const double weights = double(params) * 8, taps = runs * run_tap_bytes(s);
+  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (have > 0 && weights + taps > 0.8 * have)
+    fail("{} needs {:.1f} GB here ({:.1f} GB of float64 weights for {} parameters of {}, {:.1f} GB of taps for {} "
+         "runs of {} tokens), and this machine has {:.1f} GB. Long contexts are checked with --spot N and the GPU "
+         "backend; a shorter prompt with --tokens N",
+         who, (weights + taps) / 1e9, weights / 1e9, with_commas(params), source_relative(s.cfg.source), taps / 1e9,
+         runs, s.prompt.size(), have / 1e9);
+}
+
 int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
+  Chosen ch = choose_backend(a.backend);
+  check_reference_fits(s, "verify", ch.peer ? 2 : 3);
   const auto t_load = clock_type::now();
   std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
   const double load_s = since(t_load);
-  Chosen ch = choose_backend(a.backend, w);
   out.say("salasim verify: {}\n", describe(s));
   if (!ch.note.empty()) out.say("{}\n", ch.note);
   out.say("backend: {}\n", ch.backend->name());
@@ -229,7 +249,8 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
 int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
   const std::vector<int> layers = a.spot_layers.empty() ? default_spot_layers(s.cfg) : a.spot_layers;
   const SpotRequest req = spot_request(int64_t(s.prompt.size()), a.spot, layers);
-  Chosen ch = choose_backend(a.backend, nullptr);
+  Chosen ch = choose_backend(a.backend);
+  if (ch.peer) check_reference_fits(s, "the peer standing in for the GPU", 0);
   out.say("salasim verify --spot {}: {}\n", a.spot, describe(s));
   if (!ch.note.empty()) out.say("{}\n", ch.note);
   out.say("backend: {}\n", ch.backend->name());

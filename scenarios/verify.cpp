@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "compare/failure_inputs.hpp"
 
 namespace salasim {
@@ -50,6 +52,21 @@ int dump_failures(const std::string& path, const CompareReport& report, const Ta
   add_failure_inputs(entries, ref, backend);
   write_failures(path, entries, info);
   return int(entries.size());
+}
+
+double run_tap_bytes(const Scenario& s) {
+  const ModelConfig& c = s.cfg;
+  const double T = double(s.prompt.size()), h = c.hidden_size, I = c.intermediate_size;
+  const double Q = double(c.num_attention_heads) * c.head_dim, KV = double(c.num_key_value_heads) * c.head_dim;
+  const double L = double(c.lightning_nh) * c.lightning_head_dim, G = c.num_key_value_heads;
+  const double nb = std::ceil((T + s.decode_steps) / c.sparse.block_size), k = c.sparse.k_sel();
+  double per_token = 5 * h + I;  // norms, residuals, MLP (every layer)
+  double per_layer = 0;
+  for (Mixer m : c.layers)
+    per_layer += m == Mixer::Sparse ? 4 * Q + 2 * KV + h + G * (nb + k)  // q, g, attn, gate; k, v; o; scores, blocks
+                                    : 9 * L + h;                         // q, k, v, z, rope q, k, gla, norm, gate; o
+  per_token = double(c.num_hidden_layers) * per_token + per_layer + 2 * h;  // + embed, final norm
+  return 8 * per_token * (T + s.decode_steps);
 }
 
 std::string format_times(const std::vector<PhaseTime>& times) {

@@ -41,6 +41,11 @@ VerifyResult verify_backend(const Scenario& s, const Truth& truth, Backend& back
 int dump_failures(const std::string& path, const CompareReport& report, const TapMap& ref, const TapMap& backend,
                   const DumpInfo& info);
 
+// Bytes one run's taps take when every tap is recorded (float64): per prompt token, each layer's per-token taps
+// (sparse layers' block scores grow with the prompt: [T, G, T/64]), plus the decode steps. verify keeps two runs
+// (three with a separate backend), so it refuses scenarios whose taps cannot fit, before running anything.
+double run_tap_bytes(const Scenario& s);
+
 // The phase times as one line: "prefill 1500 tokens 0.91 s, decode 4 tokens 0.03 s".
 std::string format_times(const std::vector<PhaseTime>& times);
 
