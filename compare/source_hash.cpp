@@ -36,9 +36,10 @@ bool hashed_name(const fs::path& p) {
 
 SourceHash hash_sources(const std::string& dir, const std::string& label) {
   if (!fs::is_directory(dir)) fail("{}: no such folder (the gpu/ sources to hash)", dir);
-  std::vector<std::string> names;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && hashed_name(e.path())) names.push_back(e.path().filename().string());
+  std::vector<std::string> names;  // relative to dir, '/'-separated: the same on every checkout
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && hashed_name(e.path()))
+      names.push_back(e.path().lexically_relative(dir).generic_string());
   std::sort(names.begin(), names.end());
   SourceHash out;
   uint64_t h = kFnvBasis;

@@ -9,13 +9,13 @@ namespace salasim {
 
 struct SourceHash {
   std::string hex;                  // "fnv1a64:0123456789abcdef"
-  std::vector<std::string> files;   // the hashed files, "gpu/<name>", sorted
+  std::vector<std::string> files;   // the hashed files, "gpu/<path>", sorted
 };
 
-// FNV-1a 64 over the sorted regular files of `dir` (not its subfolders) whose names end in .cu, .cuh, .hpp, .h or
-// .cpp, plus CMakeLists.txt (compile flags such as fast-math change numerics too): for each file, its name as
-// "<label>/<file name>", a NUL, its byte count in decimal, a NUL, its bytes. The name and length framing makes a
-// renamed or split file change the hash. A missing folder is a salasim::Error naming it; an existing folder with
+// FNV-1a 64 over the regular files of `dir` and its subfolders whose names end in .cu, .cuh, .hpp, .h or .cpp, plus
+// CMakeLists.txt (compile flags such as fast-math change numerics too), sorted by path: for each file, its path as
+// "<label>/<path below dir>", a NUL, its byte count in decimal, a NUL, its bytes. The name and length framing makes
+// a renamed or split file change the hash. A missing folder is a salasim::Error naming it; an existing folder with
 // no matching file hashes the empty list. `label` is the folder's name in the framing ("gpu"), so the hash does
 // not depend on where the checkout lives.
 SourceHash hash_sources(const std::string& dir, const std::string& label = "gpu");

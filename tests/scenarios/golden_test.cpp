@@ -52,6 +52,13 @@ TEST_CASE("source_hash: every change to a gpu/ source changes it, and nothing el
   write_file(fs::path(dir) / "gla.cu", "__global__ void gla() { }\n");
   CHECK(hash_sources(dir).hex != a.hex);
 
+  const std::string nested = fake_gpu("hash_d");  // kernels in a subfolder count too
+  fs::create_directories(fs::path(nested) / "kernels");
+  write_file(fs::path(nested) / "kernels" / "mma.cuh", "// tile\n");
+  const SourceHash n = hash_sources(nested);
+  CHECK(n.files == std::vector<std::string>{"gpu/gla.cu", "gpu/gla.hpp", "gpu/kernels/mma.cuh", "gpu/select_blocks.cu"});
+  CHECK(n.hex != a.hex);
+
   const std::string moved = fake_gpu("hash_c");  // same bytes, one file renamed
   fs::rename(fs::path(moved) / "gla.hpp", fs::path(moved) / "gla2.hpp");
   CHECK(hash_sources(moved).hex != a.hex);
