@@ -18,5 +18,7 @@ void add_model(CLI::App& app, Run& run);   // salasim model memory|latency
 void add_report(CLI::App& app, Run& run);  // salasim report
 void add_diff(CLI::App& app, Run& run);
 void add_tolerances(CLI::App& app, Run& run);
+void add_verify(CLI::App& app, Run& run);  // salasim verify: the main job
+void add_golden(CLI::App& app, Run& run);  // salasim golden record|check
 
 }  // namespace salasim::cli

@@ -1,5 +1,5 @@
 // The salasim command: parses arguments, runs one subcommand, maps errors to exit codes
-// (0 success, 1 a check failed, 2 bad input or usage).
+// (0 success, 1 a check failed, 2 bad input or usage or an unavailable backend, 3 internal error).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{"salasim: float64 reference, CUDA path and verification harness for MiniCPM-SALA"};
   app.require_subcommand(1);
   salasim::cli::Run run;
+  salasim::cli::add_verify(app, run);
   salasim::cli::add_params(app, run);
   salasim::cli::add_synth_checkpoint(app, run);
   salasim::cli::add_ref(app, run);
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   salasim::cli::add_report(app, run);
   salasim::cli::add_diff(app, run);
   salasim::cli::add_tolerances(app, run);
+  salasim::cli::add_golden(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -81,7 +81,23 @@ DumpInfo read_info(hid_t f, const std::string& path) {
 }
 
 // Dataset `rel` (a path below `loc`, groups created along it) holding tap `t`.
-void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage storage, const std::string& file) {
+// A dataset creation property list: contiguous, or (compress) one chunk holding the whole tensor, byte-shuffled and
+// deflated. Shuffling groups the bytes of equal significance, so the 16 zero low bits of bf16 values stored as
+// float32 and the repeated high bytes compress well (goldens shrink about 2x). Contiguous where deflate is missing.
+h5::Id creation_plist(const std::vector<hsize_t>& dims, bool compress) {
+  h5::Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  bool nonempty = !dims.empty();
+  for (hsize_t d : dims) nonempty = nonempty && d > 0;
+  if (compress && nonempty && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
+    H5Pset_chunk(dcpl.get(), int(dims.size()), dims.data());
+    H5Pset_shuffle(dcpl.get());
+    H5Pset_deflate(dcpl.get(), 6);
+  }
+  return dcpl;
+}
+
+void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage storage, const std::string& file,
+                   bool compress = false) {
   const std::string where = "dataset " + rel;
   if (int64_t(t.data.size()) != t.numel())
     fail("{}: {}: tap holds {} values, its shape needs {}", file, where, t.data.size(), t.numel());
@@ -109,7 +125,8 @@ void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage
     floats.assign(t.data.begin(), t.data.end());  // rounds to nearest; out of range becomes +-inf
     buf = floats.data();
   }
-  h5::Id ds(h5::check(H5Dcreate2(loc, rel.c_str(), file_type, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), file,
+  h5::Id dcpl = creation_plist(dims, compress);
+  h5::Id ds(h5::check(H5Dcreate2(loc, rel.c_str(), file_type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), file,
                       "cannot create " + where + " (is one tap name a prefix of another?)"));
   if (t.numel() > 0)
     h5::check(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), file, "cannot write " + where);
@@ -154,12 +171,13 @@ Tap read_dataset(hid_t ds, const std::string& path, const std::string& file) {
 
 }  // namespace
 
-void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& info, FloatStorage storage) {
+void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& info, FloatStorage storage,
+                bool compress) {
   h5::Quiet quiet;
   h5::Id f = create_file(path, "taps", info);
   for (const auto& [name, t] : taps) {
     check_name(name, path);
-    write_dataset(f.get(), name, t, storage, path);
+    write_dataset(f.get(), name, t, storage, path, compress);
   }
 }
 

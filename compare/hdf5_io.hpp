@@ -23,8 +23,9 @@ struct DumpInfo {
 enum class FloatStorage { Float64, Float32 };  // how float taps are stored; integer taps are always int64
 
 // Writes (truncates) `path`: dataset /prefill/layer_03/lightning/gla/out etc., groups created along the path.
+// `compress`: shuffle + deflate each dataset (h5py and read_taps read it as any other; goldens use it).
 void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& info,
-                FloatStorage storage = FloatStorage::Float64);
+                FloatStorage storage = FloatStorage::Float64, bool compress = false);
 
 struct TapDump {
   TapMap taps;

@@ -53,13 +53,13 @@ Mat gla_chunked(const Mat& q, const Mat& k, const Mat& v, const std::vector<doub
   return o;
 }
 
-RowVec gla_closed_form(const Mat& q, const Mat& k, const Mat& v, const std::vector<double>& gamma, double tau,
+RowVec gla_closed_form(const RowVec& q_t, const Mat& k, const Mat& v, const std::vector<double>& gamma, double tau,
                        const std::vector<Mat>& S0, int64_t t) {
-  const Eigen::Index H = Eigen::Index(gamma.size()), hd = q.cols() / H;
-  RowVec o = RowVec::Zero(q.cols());
+  const Eigen::Index H = Eigen::Index(gamma.size()), hd = q_t.cols() / H;
+  RowVec o = RowVec::Zero(q_t.cols());
   for (Eigen::Index h = 0; h < H; ++h) {
     const double g = gamma[size_t(h)];
-    const RowVec qt = q.row(Eigen::Index(t)).segment(h * hd, hd);
+    const RowVec qt = q_t.segment(h * hd, hd);
     // weights w_s = lambda^(t-s) (q_t . k_s); summed from the most recent key backwards
     const Vec dots = k.block(0, h * hd, t + 1, hd) * qt.transpose();
     Vec w(t + 1);
@@ -69,6 +69,11 @@ RowVec gla_closed_form(const Mat& q, const Mat& k, const Mat& v, const std::vect
     o.segment(h * hd, hd) = tau * acc;
   }
   return o;
+}
+
+RowVec gla_closed_form(const Mat& q, const Mat& k, const Mat& v, const std::vector<double>& gamma, double tau,
+                       const std::vector<Mat>& S0, int64_t t) {
+  return gla_closed_form(RowVec(q.row(Eigen::Index(t))), k, v, gamma, tau, S0, t);
 }
 
 }  // namespace salasim::ref

@@ -51,6 +51,10 @@ Mat gla_chunked(const Mat& q, const Mat& k, const Mat& v, const std::vector<doub
 // o_t = tau * sum_{s<=t} lambda^(t-s) (q_t . k_s) v_s + tau * lambda^(t+1) q_t S0. Returns [H*hd].
 RowVec gla_closed_form(const Mat& q, const Mat& k, const Mat& v, const std::vector<double>& gamma, double tau,
                        const std::vector<Mat>& S0, int64_t t);
+// The same for one query row q_t: [H*hd] alone (spot checks hand over the queries of chosen positions only);
+// k, v: [>= t+1, H*hd] from the call's first token.
+RowVec gla_closed_form(const RowVec& q_t, const Mat& k, const Mat& v, const std::vector<double>& gamma, double tau,
+                       const std::vector<Mat>& S0, int64_t t);
 
 // ---- compress_k.cpp: mean-pooled compressed keys K1 (32/16) and K2 (128/64) (§4.2) ----
 int64_t n_windows(int64_t len, int kernel, int stride);  // floor((len - kernel)/stride) + 1, or 0

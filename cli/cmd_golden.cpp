@@ -1,0 +1,112 @@
+// `salasim golden record|check`: goldens are the GPU path's taps of a small scenario, kept in tests/golden/ so a CI
+// without a GPU notices a kernel change whose numerics were not re-verified (scenarios/golden.hpp).
+//   record (needs the GPU backend): verify the GPU on the scenario, then write its golden subset.
+//   check (CPU): recompute the reference and the peer, gate the golden's taps, compare the gpu/ source hash.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "model/error.hpp"
+#include "scenarios/golden.hpp"
+
+namespace salasim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GoldenArgs {
+  std::string scenario;
+  std::string golden;  // record: --out; check: --golden
+  bool all = false;
+};
+
+std::string golden_for(const std::string& scenario_name) { return "tests/golden/" + scenario_name + ".h5"; }
+
+int run_record(const GoldenArgs& a) {
+  const std::string scenario_path = resolve_data_path(a.scenario);
+  std::string why;
+  std::unique_ptr<Backend> gpu = make_gpu_backend(&why);
+  if (!gpu)
+    fail("golden record needs the GPU backend, and there is none here: {}. A golden holds GPU numerics: record it "
+         "on a machine with an NVIDIA GPU and a CUDA build: build/salasim golden record --scenario {}",
+         why, source_relative(scenario_path));
+  const Scenario s = load_scenario(scenario_path);
+  const std::string out = a.golden.empty() ? std::string(SALASIM_SOURCE_DIR) + "/" + golden_for(s.name) : a.golden;
+  fmt::print("golden record: {} on {} ({})\n", gpu->name(), s.name, source_relative(scenario_path));
+  std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
+  const Truth truth = run_truth(s, TapFilter::all(), w);
+  VerifyResult v = verify_backend(s, truth, *gpu);
+  fmt::print("{}", format_report(v.report, PrintOptions{true}));
+  if (!v.report.pass()) {
+    fmt::print("golden record: the GPU run fails verify, so no golden was written (fix it, or see "
+               "`salasim verify --backend gpu --scenario {} --dump DIR`)\n",
+               source_relative(scenario_path));
+    return 1;
+  }
+  const Golden g = make_golden(s, source_relative(scenario_path), v.run, gpu->name(), gpu_source_hash(), git_revision());
+  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path());
+  write_golden(out, g);
+  fmt::print("wrote {}: {} taps ({} prefill rows, {} decode steps), {:.1f} MB, device {}, gpu/ {}\n", out,
+             g.taps.size(), g.meta.rows.size(), s.decode_steps, double(fs::file_size(out)) / 1e6, g.meta.device,
+             g.meta.gpu_hash);
+  return 0;
+}
+
+int run_check(const GoldenArgs& a) {
+  std::string golden = a.golden;
+  if (golden.empty()) {
+    const std::string sp = resolve_data_path(a.scenario.empty() ? "scenarios/tiny-sparse.json" : a.scenario);
+    const Scenario s = load_scenario(sp);
+    golden = resolve_data_path(golden_for(s.name));
+    if (!fs::exists(golden))
+      fail("no golden for scenario '{}' ({} does not exist): record one on a GPU machine with `build/salasim golden "
+           "record --scenario {}`",
+           s.name, golden_for(s.name), source_relative(sp));
+  }
+  const Golden g = read_golden(golden);
+  const std::string scenario_path = resolve_data_path(a.scenario.empty() ? g.meta.scenario_path : a.scenario);
+  const Scenario s = load_scenario(scenario_path);
+  const std::string shown = source_relative(golden);
+  if (s.name != g.meta.scenario)
+    fail("{}: the golden was recorded on scenario '{}', but {} is scenario '{}'", shown, g.meta.scenario,
+         source_relative(scenario_path), s.name);
+  const Truth truth = run_truth(s, golden_filter(g), ref::load_ref_weights(s.cfg, s.weights));
+  GoldenCheck c;
+  try {
+    c = check_golden(g, truth, gpu_source_hash(), shown);
+  } catch (const Error& e) {  // e.g. the scenario's prompt changed under the golden: it must be re-recorded
+    fmt::print("golden check of {}: FAIL: {}\nRe-record it on a GPU machine:\n  {}\n", shown, e.what(),
+               rerecord_command(g.meta.scenario_path, shown));
+    return 1;
+  }
+  fmt::print("{}", format_golden_check(c, g, shown, a.all));
+  fmt::print("reference {}; peer {}\n", format_times(truth.ref_times), format_times(truth.peer_times));
+  return c.pass() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_golden(CLI::App& app, Run& run) {
+  CLI::App* g = app.add_subcommand("golden", "Record (on a GPU) or check (on a CPU) the GPU goldens in tests/golden/");
+  g->require_subcommand(1);
+
+  auto r = std::make_shared<GoldenArgs>();
+  CLI::App* rec = g->add_subcommand("record", "Verify the GPU backend on a scenario and write its golden (needs a GPU)");
+  rec->add_option("--scenario", r->scenario, "scenario file")->required();
+  rec->add_option("--out", r->golden, "golden file (default tests/golden/<scenario>.h5 in the source tree)");
+  rec->callback([r, &run] { run = [r] { return run_record(*r); }; });
+
+  auto c = std::make_shared<GoldenArgs>();
+  CLI::App* chk = g->add_subcommand(
+      "check", "Check a golden against the reference and the current gpu/ sources (CPU; exit 1 with the re-record "
+               "command on failure)");
+  chk->add_option("--scenario", c->scenario, "scenario file (default: the one the golden was recorded on)");
+  chk->add_option("--golden", c->golden, "golden file (default tests/golden/<scenario>.h5)");
+  chk->add_flag("--all", c->all, "print every tap, not only the failing ones");
+  chk->callback([c, &run] { run = [c] { return run_check(*c); }; });
+}
+
+}  // namespace salasim::cli

@@ -1,0 +1,26 @@
+// A stable hash of the gpu/ sources, recorded in each golden and recomputed by `salasim golden check`: a kernel
+// change whose numerics were not re-verified on a GPU shows as a hash mismatch in CI.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace salasim {
+
+struct SourceHash {
+  std::string hex;                  // "fnv1a64:0123456789abcdef"
+  std::vector<std::string> files;   // the hashed files, "gpu/<path>", sorted
+};
+
+// FNV-1a 64 over the regular files of `dir` and its subfolders whose names end in .cu, .cuh, .hpp, .h or .cpp, plus
+// CMakeLists.txt (compile flags such as fast-math change numerics too), sorted by path: for each file, its path as
+// "<label>/<path below dir>", a NUL, its byte count in decimal, a NUL, its bytes. The name and length framing makes
+// a renamed or split file change the hash. A missing folder is a salasim::Error naming it; an existing folder with
+// no matching file hashes the empty list. `label` is the folder's name in the framing ("gpu"), so the hash does
+// not depend on where the checkout lives.
+SourceHash hash_sources(const std::string& dir, const std::string& label = "gpu");
+
+// The hash of this build's source tree's gpu/ folder (SALASIM_SOURCE_DIR/gpu).
+SourceHash gpu_source_hash();
+
+}  // namespace salasim

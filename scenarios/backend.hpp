@@ -1,0 +1,44 @@
+// What `salasim verify` runs beside the float64 reference: a backend runs a scenario and hands back its taps.
+// Two exist: the peer (the reference in bf16-emulating mode, on the CPU; it checks the harness and the
+// reference's self-consistency) and the GPU path (make_gpu_backend, compiled only with CUDA).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/taps.hpp"
+#include "reference/weights.hpp"
+#include "scenarios/run_reference.hpp"
+#include "scenarios/scenario.hpp"
+#include "scenarios/spot_check.hpp"
+
+namespace salasim {
+
+struct BackendRun {
+  TapMap taps;
+  std::vector<PhaseTime> times;
+  std::string device;  // "CPU", "NVIDIA H200", ...
+};
+
+struct Backend {
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "peer (bf16-emulating reference)", "gpu (NVIDIA H200 ...)"
+  // Runs the scenario (prefill in the scenario's pieces, then its decode tokens), recording taps that match
+  // `filter`; when `forced` is non-null, sparse attention uses those selections (teacher forcing: the
+  // "/<phase>/layer_NN/sparse/select/blocks" taps of the reference, rows by position within the phase) while the
+  // backend still computes and records its own selection under that name.
+  virtual BackendRun run(const Scenario& s, const TapFilter& filter, const TapMap* forced) = 0;
+  // Long-context spot checks (spot_check.hpp): runs the scenario's prefill and hands over, for each layer of
+  // `req`, what the reference needs to recompute `req.positions`. A backend that cannot throws salasim::Error.
+  virtual std::vector<SpotInput> spot_inputs(const Scenario& s, const SpotRequest& req);
+};
+
+// The bf16-emulating reference (ref::peer()). `weights`: the scenario's weights already loaded, shared with the
+// float64 reference (nullptr: run() loads them).
+std::unique_ptr<Backend> make_peer_backend(std::shared_ptr<const ref::RefWeights> weights = nullptr);
+
+// The CUDA path, or nullptr with `why` saying plainly why not ("this build has no CUDA path", "no CUDA device:
+// ..."). The CPU build links scenarios/gpu_backend_stub.cpp; a CUDA build links the real one instead.
+std::unique_ptr<Backend> make_gpu_backend(std::string* why);
+
+}  // namespace salasim

@@ -1,0 +1,79 @@
+// Truth runs, the teacher-forced backend run, and failure dumps.
+#include "scenarios/verify.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "compare/failure_inputs.hpp"
+
+namespace salasim {
+
+TapFilter selection_filter(const ModelConfig& c) {
+  TapFilter f;
+  for (int l = 0; l < c.num_hidden_layers; ++l)
+    if (c.layers[size_t(l)] == Mixer::Sparse) f.patterns.push_back(layer_dir(l) + "/sparse/select/");
+  return f;
+}
+
+namespace {
+TapFilter with_selections(const ModelConfig& c, TapFilter f) {
+  if (f.patterns.size() == 1 && f.patterns[0] == "*") return f;
+  for (std::string& p : selection_filter(c).patterns) f.patterns.push_back(std::move(p));
+  return f;
+}
+}  // namespace
+
+Truth run_truth(const Scenario& s, const TapFilter& filter, std::shared_ptr<const ref::RefWeights> weights) {
+  if (!weights) weights = ref::load_ref_weights(s.cfg, s.weights);
+  const TapFilter f = with_selections(s.cfg, filter);
+  Truth t;
+  ref::RefOptions ro;  // float64, scores recorded
+  RefRun r = run_reference(s, ro, f, weights);
+  t.ref = std::move(r.taps);
+  t.ref_times = std::move(r.times);
+  std::unique_ptr<Backend> peer = make_peer_backend(weights);
+  BackendRun p = peer->run(s, f, &t.ref);
+  t.peer = std::move(p.taps);
+  t.peer_times = std::move(p.times);
+  return t;
+}
+
+VerifyResult verify_backend(const Scenario& s, const Truth& truth, Backend& backend, const TapFilter& filter) {
+  VerifyResult v;
+  v.run = backend.run(s, with_selections(s.cfg, filter), &truth.ref);
+  v.report = compare_taps(truth.ref, &truth.peer, v.run.taps);
+  return v;
+}
+
+int dump_failures(const std::string& path, const CompareReport& report, const TapMap& ref, const TapMap& backend,
+                  const DumpInfo& info) {
+  std::vector<FailureEntry> entries = failure_entries(report, ref, backend);
+  add_failure_inputs(entries, ref, backend);
+  write_failures(path, entries, info);
+  return int(entries.size());
+}
+
+double run_tap_bytes(const Scenario& s) {
+  const ModelConfig& c = s.cfg;
+  const double T = double(s.prompt.size()), h = c.hidden_size, I = c.intermediate_size;
+  const double Q = double(c.num_attention_heads) * c.head_dim, KV = double(c.num_key_value_heads) * c.head_dim;
+  const double L = double(c.lightning_nh) * c.lightning_head_dim, G = c.num_key_value_heads;
+  const double nb = std::ceil((T + s.decode_steps) / c.sparse.block_size), k = c.sparse.k_sel();
+  double per_token = 5 * h + I;  // norms, residuals, MLP (every layer)
+  double per_layer = 0;
+  for (Mixer m : c.layers)
+    per_layer += m == Mixer::Sparse ? 4 * Q + 2 * KV + h + G * (nb + k)  // q, g, attn, gate; k, v; o; scores, blocks
+                                    : 9 * L + h;                         // q, k, v, z, rope q, k, gla, norm, gate; o
+  per_token = double(c.num_hidden_layers) * per_token + per_layer + 2 * h;  // + embed, final norm
+  return 8 * per_token * (T + s.decode_steps);
+}
+
+std::string format_times(const std::vector<PhaseTime>& times) {
+  std::string out;
+  for (const PhaseTime& p : times)
+    out += fmt::format("{}{} {} tokens {:.2f} s", out.empty() ? "" : ", ", p.phase, p.tokens, p.seconds);
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace salasim
