@@ -11,6 +11,7 @@
 #include "gpu/check.cuh"
 #include "gpu/gla.hpp"
 #include "gpu/kernels.cuh"
+#include "model/runner_plan.hpp"
 
 namespace salasim::gpu {
 
@@ -193,9 +194,7 @@ constexpr size_t kOutSmem = (3 * kC * kHd + kHd * kHd + kC * (kC + 1)) * sizeof(
 
 }  // namespace
 
-size_t gla_workspace_bytes(int64_t T, int H, int hd) {
-  return size_t((T + kC - 1) / kC) * size_t(H) * size_t(hd) * size_t(hd) * sizeof(float);
-}
+size_t gla_workspace_bytes(int64_t T, int H, int hd) { return gla_chunk_states_bytes(T, H, hd); }
 
 void gla_chunked(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H, int hd,
                  const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, void* workspace, Stream s) {

@@ -15,7 +15,7 @@ class Blas {
   Blas& operator=(const Blas&) = delete;
   void* handle() const { return handle_; }
   Stream stream() const { return stream_; }
-  static constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+  static constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // == kCublasWorkspace of model/runner_plan.hpp
 
  private:
   void* handle_ = nullptr;

@@ -18,6 +18,7 @@
 #include "model/bf16.hpp"
 #include "model/error.hpp"
 #include "model/memory.hpp"
+#include "model/runner_plan.hpp"
 #include "model/taps.hpp"
 
 namespace salasim::gpu {
@@ -40,32 +41,6 @@ void check_supported(const ModelConfig& c, const RunnerOptions& o) {
     fail("context {}: positions past 2^24 are not exact in the fp32 RoPE angle table", o.max_context);
 }
 
-// Activation buffers of one chunk of C tokens, in the order they are planned and allocated.
-struct ActSizes {
-  size_t h, a, y, proj, attn, gu, act, gla_ws, blocks, sel_ws, scores, tokens, logits;
-};
-
-ActSizes act_sizes(const ModelConfig& c, const RunnerOptions& o) {
-  const int64_t C = std::min(o.chunk, o.max_context), D = c.hidden_size;
-  const int64_t proj_w = std::max<int64_t>(4 * c.lightning_dim(), 2 * c.q_dim() + 2 * c.kv_dim());
-  ActSizes s{};
-  s.h = s.a = s.y = size_t(C * D) * 2;
-  s.proj = size_t(C * proj_w) * 2;
-  s.attn = size_t(C * std::max(c.q_dim(), c.lightning_dim())) * 2;
-  s.gu = size_t(C * 2 * c.intermediate_size) * 2;
-  s.act = size_t(C * c.intermediate_size) * 2;
-  s.gla_ws = c.n_layers(Mixer::Lightning) ? gla_workspace_bytes(C, c.lightning_nh, c.lightning_head_dim) : 0;
-  const bool sparse = c.n_layers(Mixer::Sparse) > 0;
-  s.blocks = sparse ? 2 * size_t(C * c.num_key_value_heads * c.sparse.k_sel()) * 4 : 0;  // computed + forced
-  s.sel_ws = sparse ? select_blocks_workspace(C, o.max_context, c.num_attention_heads, c.num_key_value_heads,
-                                              c.sparse.kernel_size, c.sparse.kernel_stride)
-                    : 0;
-  s.scores = sparse && o.taps ? size_t(C * c.num_key_value_heads * ceil_div(o.max_context, c.sparse.block_size)) * 4 : 0;
-  s.tokens = size_t(C) * 4;
-  s.logits = size_t(c.vocab_size) * (2 + 4);
-  return s;
-}
-
 }  // namespace
 
 std::string MemoryPlan::table() const {
@@ -86,12 +61,11 @@ MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o) {
   add(fmt::format("KV cache ({} tokens)", o.max_context), size_t(kv_cache_bytes(c, o.max_context)));
   add("compressed keys K1 + K2", size_t(compressed_key_bytes(c, o.max_context)));
   add("GLA state (fp32)", size_t(gla_state_bytes(c)));
-  const ActSizes a = act_sizes(c, o);
-  const int64_t C = std::min(o.chunk, o.max_context);
-  add(fmt::format("activations, chunk of {}", C), a.h + a.a + a.y + a.proj + a.attn + a.gu + a.act + a.tokens + a.logits);
+  const RunnerWorkspace a = runner_workspace(c, o.chunk, o.max_context, o.taps);
+  add(fmt::format("activations, chunk of {}", a.chunk), a.activations());
   add("GLA chunk states", a.gla_ws);
   add("selection (ids + workspace)", a.blocks + a.sel_ws + a.scores);
-  add("cuBLAS workspace", Blas::kWorkspaceBytes);
+  add("cuBLAS workspace", a.cublas);
   return p;
 }
 
@@ -235,7 +209,7 @@ struct Runner::Impl {
       f.push_back(1.0f / float(std::pow(double(float(c.rope_theta)), double(e))));
     }
     inv_freq = to_device(f, "rope inv_freq");
-    const ActSizes s = act_sizes(c, opt);
+    const RunnerWorkspace s = runner_workspace(c, opt.chunk, opt.max_context, opt.taps);
     h = Buffer<bf16_t>(s.h / 2, "residual stream");
     a = Buffer<bf16_t>(s.a / 2, "normed input");
     y = Buffer<bf16_t>(s.y / 2, "branch output");

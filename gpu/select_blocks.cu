@@ -38,6 +38,7 @@
 
 #include "gpu/check.cuh"
 #include "gpu/select_blocks.hpp"
+#include "model/runner_plan.hpp"
 
 namespace salasim::gpu {
 
@@ -50,10 +51,9 @@ constexpr int kRows = 16;       // query heads per kv group: one WMMA M tile per
 constexpr int kQT = 8;          // queries per CTA, one per warp
 constexpr int kThreads = kQT * 32;
 constexpr int kKeyTile = 128;   // compressed keys per shared-memory tile
-constexpr int kSplit = 512;     // compressed keys per CTA (4 tiles)
+constexpr int kSplit = kSelectSplit;  // compressed keys per CTA (4 tiles)
 constexpr int kLdT = kHd + 8;   // bf16 row stride of the tile: +16 B spreads fragment rows over the banks
 constexpr float kLog2e = 1.4426950408889634f;
-constexpr size_t kWorkspaceBudget = size_t(256) << 20;  // bytes select_blocks_workspace aims at for long sequences
 
 using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major>;
 using FragBt = wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major>;  // K^T from key rows
@@ -388,37 +388,11 @@ __global__ void __launch_bounds__(kThreads) select_kernel(Chunk ch, SelectRule r
   for (int64_t i = std::min<int64_t>(n_out, rule.k_sel) + threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = -1;
 }
 
-size_t align256(size_t x) { return (x + 255) / 256 * 256; }
-
-// Workspace carve-up for `rows` queries: [rows, H, nsplit] float2 | [rows, H] float | [rows, G, n1s] u16 |
-// [rows, G, nbs] u16, each section 256-byte aligned.
-struct Layout {
-  int64_t nsplit = 0, n1s = 0, nbs = 0;
-  size_t part = 0, lse = 0, scores = 0, pooled = 0, total = 0;
-};
-
-Layout layout(int64_t rows, int64_t n1, int64_t n2, int64_t nb, int H, int G) {
-  Layout L;
-  L.nsplit = std::max<int64_t>(1, (n2 + kSplit - 1) / kSplit);
-  L.n1s = (std::max<int64_t>(n1, 1) + 7) / 8 * 8;
-  L.nbs = (std::max<int64_t>(nb, 1) + 7) / 8 * 8;
-  size_t off = 0;
-  L.part = off;
-  off += align256(size_t(rows * H * L.nsplit) * sizeof(float2));
-  L.lse = off;
-  off += align256(size_t(rows * H) * sizeof(float));
-  L.scores = off;
-  off += align256(size_t(rows * G * L.n1s) * sizeof(uint16_t));
-  L.pooled = off;
-  off += align256(size_t(rows * G * L.nbs) * sizeof(uint16_t));
-  L.total = off;
-  return L;
-}
-
+// The workspace carve-up is model/runner_plan.hpp's, which the runner's memory plan uses too.
+using Layout = SelectLayout;
+Layout layout(int64_t rows, int64_t n1, int64_t n2, int64_t nb, int H, int G) { return select_layout(rows, n1, n2, nb, H, G); }
 size_t per_query_bytes(int64_t n1, int64_t n2, int64_t nb, int H, int G) {
-  const Layout one = layout(1, n1, n2, nb, H, G);
-  return size_t(H * one.nsplit) * sizeof(float2) + size_t(H) * sizeof(float) + size_t(G * one.n1s) * 2 +
-         size_t(G * one.nbs) * 2;
+  return select_per_query_bytes(n1, n2, nb, H, G);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -447,11 +421,7 @@ size_t select_blocks_workspace(int64_t T_max, int64_t len_max, int H, int G, int
                                                              {"G", G}, {"kernel", kernel}, {"stride", stride}});
   ARG_CHECK(T_max > 0 && len_max > 0 && H > 0 && G > 0 && kernel > 0 && stride > 0, op,
             "arguments must be positive");
-  const int64_t n1 = n_windows(len_max, kernel, stride), n2 = n_windows(len_max, 4 * kernel, 4 * stride);
-  const int64_t nb = (len_max + 4 * stride - 1) / (4 * stride);  // the model's block is 4 strides (64 = 4 x 16)
-  const size_t pq = per_query_bytes(n1, n2, nb, H, G);
-  const int64_t rows = std::min<int64_t>(T_max, std::max<int64_t>(1, int64_t(kWorkspaceBudget / pq)));
-  return layout(rows, n1, n2, nb, H, G).total;
+  return select_workspace_bytes(T_max, len_max, H, G, kernel, stride);
 }
 
 void select_blocks(const SelectArgs& a, Stream s) {

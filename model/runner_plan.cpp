@@ -1,0 +1,96 @@
+// The CUDA runner's workspace arithmetic (see runner_plan.hpp).
+#include "model/runner_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace salasim {
+
+namespace {
+int64_t windows(int64_t len, int kernel, int stride) { return len < kernel ? 0 : (len - kernel) / stride + 1; }
+size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+}  // namespace
+
+size_t gla_chunk_states_bytes(int64_t T, int H, int hd) {
+  return size_t((T + 63) / 64) * size_t(H) * size_t(hd) * size_t(hd) * sizeof(float);
+}
+
+SelectLayout select_layout(int64_t rows, int64_t n1, int64_t n2, int64_t nb, int H, int G) {
+  SelectLayout L;
+  L.nsplit = std::max<int64_t>(1, (n2 + kSelectSplit - 1) / kSelectSplit);
+  L.n1s = (std::max<int64_t>(n1, 1) + 7) / 8 * 8;
+  L.nbs = (std::max<int64_t>(nb, 1) + 7) / 8 * 8;
+  size_t off = 0;
+  L.part = off;
+  off += align256(size_t(rows * H * L.nsplit) * 8);  // float2 (max, sum) partials
+  L.lse = off;
+  off += align256(size_t(rows * H) * 4);
+  L.scores = off;
+  off += align256(size_t(rows * G * L.n1s) * 2);
+  L.pooled = off;
+  off += align256(size_t(rows * G * L.nbs) * 2);
+  L.total = off;
+  return L;
+}
+
+size_t select_per_query_bytes(int64_t n1, int64_t n2, int64_t nb, int H, int G) {
+  const SelectLayout one = select_layout(1, n1, n2, nb, H, G);
+  return size_t(H * one.nsplit) * 8 + size_t(H) * 4 + size_t(G * one.n1s) * 2 + size_t(G * one.nbs) * 2;
+}
+
+size_t select_workspace_bytes(int64_t T_max, int64_t len_max, int H, int G, int kernel, int stride) {
+  const int64_t n1 = windows(len_max, kernel, stride), n2 = windows(len_max, 4 * kernel, 4 * stride);
+  const int64_t nb = (len_max + 4 * stride - 1) / (4 * stride);  // the model's block is 4 strides (64 = 4 x 16)
+  const size_t pq = select_per_query_bytes(n1, n2, nb, H, G);
+  const int64_t rows = std::min<int64_t>(T_max, std::max<int64_t>(1, int64_t(kSelectBudget / pq)));
+  return select_layout(rows, n1, n2, nb, H, G).total;
+}
+
+RunnerWorkspace runner_workspace(const ModelConfig& c, int64_t chunk, int64_t max_context, bool taps) {
+  const int64_t C = std::min(chunk, max_context), D = c.hidden_size;
+  const int64_t proj_w = std::max<int64_t>(4 * c.lightning_dim(), 2 * c.q_dim() + 2 * c.kv_dim());
+  RunnerWorkspace w;
+  w.chunk = C;
+  w.h = w.a = w.y = size_t(C * D) * 2;
+  w.proj = size_t(C * proj_w) * 2;
+  w.attn = size_t(C * std::max(c.q_dim(), c.lightning_dim())) * 2;
+  w.gu = size_t(C * 2 * c.intermediate_size) * 2;
+  w.act = size_t(C * c.intermediate_size) * 2;
+  w.tokens = size_t(C) * 4;
+  w.logits = size_t(c.vocab_size) * (2 + 4);
+  w.gla_ws = c.n_layers(Mixer::Lightning) ? gla_chunk_states_bytes(C, c.lightning_nh, c.lightning_head_dim) : 0;
+  const bool sparse = c.n_layers(Mixer::Sparse) > 0;
+  w.blocks = sparse ? 2 * size_t(C * c.num_key_value_heads * c.sparse.k_sel()) * 4 : 0;  // computed + forced
+  w.sel_ws = sparse ? select_workspace_bytes(C, max_context, c.num_attention_heads, c.num_key_value_heads,
+                                             c.sparse.kernel_size, c.sparse.kernel_stride)
+                    : 0;
+  w.scores = sparse && taps
+                 ? size_t(C * c.num_key_value_heads * ((max_context + c.sparse.block_size - 1) / c.sparse.block_size)) * 4
+                 : 0;
+  w.cublas = kCublasWorkspace;
+  return w;
+}
+
+std::vector<RunnerBuffer> RunnerWorkspace::rows() const {
+  auto mib = [](size_t b) { return fmt::format("{:.1f} MiB", double(b) / double(1 << 20)); };
+  std::vector<RunnerBuffer> r = {
+      {"residual stream h", fmt::format("[C={}, D] bf16", chunk), h, "the chunk's hidden states through every layer"},
+      {"normed input a", fmt::format("[C={}, D] bf16", chunk), a, "RMSNorm output, input of the projections"},
+      {"branch output y", fmt::format("[C={}, D] bf16", chunk), y, "o_proj / down_proj output before the residual"},
+      {"fused projection", fmt::format("[C={}, max(4 Ld, 2Q + 2KV)] bf16", chunk), proj,
+       "q|k|v|z (Lightning) or q|k|v|o_gate (sparse) of one GEMM"},
+      {"mixer output", fmt::format("[C={}, max(Q, Ld)] bf16", chunk), attn, "attention / GLA output, gated in place"},
+      {"mlp gate|up", fmt::format("[C={}, 2I] bf16", chunk), gu, "the fused gate and up projections"},
+      {"mlp activation", fmt::format("[C={}, I] bf16", chunk), act, "silu(gate) * up"},
+      {"tokens + logits", "[C] int32 + [V] bf16 + [V] fp32", tokens + logits, "inputs and the last token's logits"},
+      {"GLA chunk states", fmt::format("[C/64, H, hd, hd] fp32"), gla_ws, "state entering every 64-token chunk"},
+      {"selected blocks", "2 x [C, G, 96] int32", blocks, "computed and teacher-forced block ids"},
+      {"selection workspace", mib(sel_ws), sel_ws, "score sub-chunks of <= 256 MiB (model/runner_plan.cpp)"},
+      {"block score taps", "[C, G, n_blocks] fp32", scores, "only when taps are recorded (verify)"},
+      {"cuBLAS workspace", "32 MiB", cublas, "cublasSetWorkspace"},
+  };
+  return r;
+}
+
+}  // namespace salasim
