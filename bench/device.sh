@@ -51,6 +51,27 @@ step_run() {  # step_run 64K [extra args]; "--time-limit auto" leaves ~70 s of t
   cat "$OUT/run_$ctx.txt"
   [ $rc -eq 0 ] && note "run $ctx: $(grep -E 'TTFT|decode:' "$OUT/run_$ctx.txt" | tr '\n' ' ')" || note "run $ctx FAILED (rc $rc)"
 }
+step_verify() {  # the main job on the default scenario, GPU backend
+  "$B/salasim" verify --backend gpu --failures-only --dump "$OUT" "$@" > "$OUT/verify.txt" 2>&1
+  local rc=$?
+  tail -25 "$OUT/verify.txt"
+  [ $rc -eq 0 ] && note "verify (gpu, default scenario) PASS: $(grep -E '^all|taps' "$OUT/verify.txt" | tail -1)" \
+                || note "verify (gpu) FAILED (rc $rc)"
+}
+step_golden() {  # step_golden scenarios/tiny-short.json
+  local sc=${1:-scenarios/tiny-short.json}
+  "$B/salasim" golden record --scenario "$sc" --out "$OUT/$(basename "$sc" .json).h5" > "$OUT/golden.txt" 2>&1
+  local rc=$?
+  tail -6 "$OUT/golden.txt"
+  [ $rc -eq 0 ] && note "golden recorded for $sc" || note "golden record FAILED (rc $rc)"
+}
+step_spot() {  # step_spot scenarios/sala-9b-1m.json [N]
+  local sc=$1 n=${2:-8}
+  "$B/salasim" verify --backend gpu --spot "$n" --scenario "$sc" > "$OUT/spot_$(basename "$sc" .json).txt" 2>&1
+  local rc=$?
+  tail -25 "$OUT/spot_$(basename "$sc" .json).txt"
+  [ $rc -eq 0 ] && note "spot check $sc PASS" || note "spot check $sc FAILED (rc $rc)"
+}
 for s in "$@"; do
   # shellcheck disable=SC2086
   set -- $s
