@@ -24,7 +24,6 @@ struct ModelArgs {
   std::string contexts = "4K,8K,16K,32K,64K,128K,256K,512K,1024K,2048K";
   std::string weights = "bf16";
   int64_t chunk = WorkspaceParams{}.chunk;
-  int64_t select_subchunk = WorkspaceParams{}.select_subchunk;
   int64_t decode_tokens = 1024;
   std::string measured;  // default reports/measured/<hw>.json
   bool floor = false;
@@ -41,7 +40,6 @@ Sweep make_sweep(const ModelArgs& a) {
   s.hw = load_hw(a.hw);
   s.contexts = parse_contexts(a.contexts);
   s.ws.chunk = a.chunk;
-  s.ws.select_subchunk = a.select_subchunk;
   s.decode_tokens = a.decode_tokens;
   s.floor = a.floor;
   return s;
@@ -124,9 +122,6 @@ void add_common_options(CLI::App* c, ModelArgs& a) {
   c->add_option("--weights", a.weights, "weight formats: bf16, w4a16 (GPTQ 4-bit, group 128), or both: bf16,w4a16")
       ->capture_default_str();
   c->add_option("--chunk", a.chunk, "prefill chunk in tokens")->check(CLI::PositiveNumber)->capture_default_str();
-  c->add_option("--select-subchunk", a.select_subchunk, "block selection query sub-chunk in tokens")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
   auto* json = c->add_flag("--json", a.json, "machine-readable output");
   c->add_flag("--csv", a.csv, "CSV output (with the command that reproduces each row)")->excludes(json);
 }

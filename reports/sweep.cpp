@@ -67,7 +67,6 @@ nlohmann::json memory_json(const Sweep& s) {
   nlohmann::json j;
   j["hw"] = {{"name", s.hw.name}, {"file", source_relative(s.hw.file)}, {"memory_bytes", s.hw.memory_bytes}};
   j["chunk"] = s.ws.chunk;
-  j["select_subchunk"] = s.ws.select_subchunk;
   for (const Model& m : s.models) {
     nlohmann::json jm;
     jm["config"] = source_relative(m.path);
@@ -187,7 +186,7 @@ Table measured_table(const std::vector<MeasuredRun>& runs, const HwProfile& hw, 
       r.insert(r.end(), {"-", millis(p.decode_ms), "-"});
     r.insert(r.end(), {gib(run.peak_vram_bytes), gib(run.planner_peak_bytes), gib(b.peak()),
                        run.peak_vram_bytes > 0 ? ratio(double(b.peak()) / double(run.peak_vram_bytes)) : "-",
-                       run.command});
+                       code(run.command)});
     t.rows.push_back(std::move(r));
   }
   return t;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "model/memory.hpp"
+#include "model/runner_plan.hpp"
 
 namespace salasim::reports {
 
@@ -39,46 +40,11 @@ void add_mlp(std::vector<WorkspaceTerm>& t, int64_t C, int64_t I) {
 }  // namespace
 
 std::vector<WorkspaceTerm> sala_prefill_workspace(const ModelConfig& c, const WorkspaceParams& p, int64_t context) {
-  const int64_t C = std::min(p.chunk, context);
-  const int64_t D = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
-  const int64_t Ld = c.lightning_dim(), H = c.lightning_nh, d = c.lightning_head_dim;
-  const int64_t Q = c.q_dim(), KV = c.kv_dim(), Hs = c.num_attention_heads, G = c.num_key_value_heads;
-  const int64_t gla_chunk = 64;  // fla's chunk_simple_gla chunk (sala-spec §3.1)
+  // MiniCPM-SALA: exactly what the CUDA runner allocates (model/runner_plan.hpp), all of it up front, so every row
+  // is live at the peak ("all"). The planner of gpu/ sums the same rows.
   std::vector<WorkspaceTerm> t;
-  add_common(t, C, D, V);
-
-  // Lightning layers.
-  t.push_back({"lightning_qkvz", fmt::format("[C={}, 4x{}] bf16", C, Ld), "lightning", C * 4 * Ld * kBf16,
-               "fused q, k, v, z projections; q/k norm and RoPE run in place"});
-  t.push_back({"lightning_out", fmt::format("[C={}, {}] bf16", C, Ld), "lightning", C * Ld * kBf16,
-               "GLA output, then o_norm and the z gate in place"});
-  const int64_t n_chunks = (C + gla_chunk - 1) / gla_chunk;
-  t.push_back({"gla_chunk_states", fmt::format("[C/64={}, H={}, {}, {}] fp32", n_chunks, H, d, d), "lightning",
-               n_chunks * H * d * d * kF32, "state entering every 64-token chunk (chunked GLA form, fp32)"});
-
-  // Sparse layers.
-  t.push_back({"sparse_qkv_gate", fmt::format("[C={}, {}+2x{}+{}] bf16", C, Q, KV, Q), "sparse",
-               C * (2 * Q + 2 * KV) * kBf16, "fused q, k, v and o_gate projections"});
-  t.push_back({"sparse_out", fmt::format("[C={}, {}] bf16", C, Q), "sparse", C * Q * kBf16,
-               "attention output, gated in place"});
-  t.push_back({"attn_lse", fmt::format("[C={}, H={}] fp32", C, Hs), "sparse", C * Hs * kF32,
-               "softmax log-sum-exp per query and head"});
-  if (context >= c.sparse.dense_len) {
-    // Selection scratch grows with the keys seen, so it is sized for the last chunk; it is processed in query
-    // sub-chunks so that it stays a few hundred MiB at 2048K instead of C x n1 x 2 B (8 GiB).
-    const int64_t Qs = std::min(p.select_subchunk, C);
-    const int64_t n1 = k1_entries(c, context);
-    const int64_t nblk = (context + c.sparse.block_size - 1) / c.sparse.block_size;
-    t.push_back({"select_scores", fmt::format("[Qs={}, G={}, n1={}] bf16", Qs, G, n1), "sparse", Qs * G * n1 * kBf16,
-                 "stage-1 scores s_g(p, c) of a query sub-chunk against every K1 entry"});
-    t.push_back({"select_lse", fmt::format("[Qs={}, H={}] fp32", Qs, Hs), "sparse", Qs * Hs * kF32,
-                 "K2 log-sum-exp per query and head (the scores' normaliser)"});
-    t.push_back({"select_block_scores", fmt::format("[Qs={}, G={}, blocks={}] bf16", Qs, G, nblk), "sparse",
-                 Qs * G * nblk * kBf16, "max-pooled 64-token block scores that top-k reads"});
-    t.push_back({"selected_blocks", fmt::format("[C={}, G={}, K={}] int32", C, G, c.sparse.k_sel()), "sparse",
-                 C * G * c.sparse.k_sel() * kI32, "top-96 block indices per query and kv group, for stage 2"});
-  }
-  add_mlp(t, C, I);
+  for (const RunnerBuffer& b : runner_workspace(c, p.chunk, context, false).rows())
+    if (b.bytes > 0) t.push_back({b.name, b.shape, "all", int64_t(b.bytes), b.why});
   return t;
 }
 

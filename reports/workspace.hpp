@@ -1,6 +1,6 @@
-// Prefill workspace: the transient buffers of one chunked-prefill step, as documented per-token terms x chunk
-// plus fixed terms, in ONE table per model kind. The GPU memory planner will be reconciled against this table,
-// so every buffer is one visible row (printed by `salasim model memory --json`).
+// Prefill workspace: the transient buffers of one chunked-prefill step, one visible row each (printed by
+// `salasim model memory --json`). MiniCPM-SALA's rows are the CUDA runner's own allocations (model/runner_plan.hpp,
+// the same arithmetic gpu/'s memory planner uses); the dense comparator's are modelled here.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,8 +12,7 @@
 namespace salasim::reports {
 
 struct WorkspaceParams {
-  int64_t chunk = 16384;           // prefill chunk C in tokens (the GPU runner's default)
-  int64_t select_subchunk = 1024;  // block selection runs over query sub-chunks of this many tokens
+  int64_t chunk = 16384;  // prefill chunk C in tokens (the GPU runner's default)
 };
 
 // One buffer. Buffers of different phases are never live together: the peak is the sum of the "all" rows plus

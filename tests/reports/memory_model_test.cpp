@@ -1,6 +1,7 @@
 // The memory model of a run (reports/memory_model.hpp, workspace.hpp): the comparator's facts by hand, growth
 // with context, the peak as the sum of its parts, and where each model runs out of memory.
 #include "model/memory.hpp"
+#include "model/runner_plan.hpp"
 #include "reports/hardware.hpp"
 #include "reports/memory_model.hpp"
 #include "reports/sweep.hpp"
@@ -68,21 +69,26 @@ TEST_CASE("workspace: the peak is the shared rows plus the largest phase", "[wor
   CHECK(workspace_peak(t) == 10 + 1 + 11);
 }
 
-TEST_CASE("workspace: selection scratch exists in sparse mode only and grows with context", "[workspace]") {
+TEST_CASE("workspace: the SALA rows are the CUDA runner's own buffers", "[workspace]") {
   const Model s = load_model("scenarios/models/minicpm-sala-9b.json");
-  auto scores = [&](int64_t L) {
-    for (const WorkspaceTerm& w : sala_prefill_workspace(s.sala, WorkspaceParams{}, L))
-      if (w.name == "select_scores") return w.bytes;
-    return int64_t(-1);
-  };
-  CHECK(scores(8191) == -1);  // dense below dense_len
-  CHECK(scores(8192) > 0);
-  // [Qs = 1024, 2 kv groups, n1(L)] bf16
-  CHECK(scores(2097152) == 1024LL * 2 * k1_entries(s.sala, 2097152) * 2);
-  CHECK(scores(2097152) > scores(1048576));
-  // The chunk shrinks to the prompt: a 4K prompt's MLP buffers are [4096, 3 x 16384] bf16.
+  for (int64_t L : {int64_t(4096), int64_t(65536), int64_t(2097152)}) {
+    int64_t sum = 0, sel = -1;
+    for (const WorkspaceTerm& w : sala_prefill_workspace(s.sala, WorkspaceParams{}, L)) {
+      sum += w.bytes;
+      if (w.name == "selection workspace") sel = w.bytes;
+    }
+    INFO("L = " << L);
+    CHECK(sum == int64_t(runner_workspace(s.sala, 16384, L, false).total()));
+    CHECK(sel == int64_t(select_workspace_bytes(std::min<int64_t>(16384, L), L, 32, 2, 32, 16)));
+  }
+  // the selection workspace grows with the keys up to its 256 MiB budget (plus alignment), then holds fewer queries
+  auto sel = [&](int64_t L) { return select_workspace_bytes(16384, L, 32, 2, 32, 16); };
+  CHECK(sel(16384) < sel(65536));
+  CHECK(sel(65536) <= kSelectBudget + 4 * 256);
+  CHECK(sel(2097152) <= kSelectBudget + 4 * 256);
+  // The chunk shrinks to the prompt: a 4K prompt's MLP buffers are [4096, 2 x 16384] bf16.
   for (const WorkspaceTerm& w : sala_prefill_workspace(s.sala, WorkspaceParams{}, 4096))
-    if (w.name == "mlp_gate_up") CHECK(w.bytes == 4096LL * 2 * 16384 * 2);
+    if (w.name == "mlp gate|up") CHECK(w.bytes == 4096LL * 2 * 16384 * 2);
 }
 
 TEST_CASE("memory model: out of memory where the paper reports it on the RTX 5090", "[memory_model]") {
