@@ -19,7 +19,7 @@ struct Args {
 };
 
 int run(const Args& a) {
-  const ModelConfig c = load_config(resolve_data_path(a.config));
+  const ModelConfig c = load_config(data_path(a.config));
   const auto inv = tensor_inventory(c);
   const ParamCount pc = count_params(c, inv);
   if (pc.bf16_bytes > (int64_t(4) << 30))

@@ -26,7 +26,7 @@ struct GoldenArgs {
 std::string golden_for(const std::string& scenario_name) { return "tests/golden/" + scenario_name + ".h5"; }
 
 int run_record(const GoldenArgs& a) {
-  const std::string scenario_path = resolve_data_path(a.scenario);
+  const std::string scenario_path = data_path(a.scenario);
   std::string why;
   std::unique_ptr<Backend> gpu = make_gpu_backend(&why);
   if (!gpu)
@@ -58,16 +58,16 @@ int run_record(const GoldenArgs& a) {
 int run_check(const GoldenArgs& a) {
   std::string golden = a.golden;
   if (golden.empty()) {
-    const std::string sp = resolve_data_path(a.scenario.empty() ? "scenarios/tiny-sparse.json" : a.scenario);
+    const std::string sp = data_path(a.scenario.empty() ? "scenarios/tiny-sparse.json" : a.scenario);
     const Scenario s = load_scenario(sp);
-    golden = resolve_data_path(golden_for(s.name));
+    golden = data_path(golden_for(s.name));
     if (!fs::exists(golden))
       fail("no golden for scenario '{}' ({} does not exist): record one on a GPU machine with `build/salasim golden "
            "record --scenario {}`",
            s.name, golden_for(s.name), source_relative(sp));
   }
   const Golden g = read_golden(golden);
-  const std::string scenario_path = resolve_data_path(a.scenario.empty() ? g.meta.scenario_path : a.scenario);
+  const std::string scenario_path = data_path(a.scenario.empty() ? g.meta.scenario_path : a.scenario);
   const Scenario s = load_scenario(scenario_path);
   const std::string shown = source_relative(golden);
   if (s.name != g.meta.scenario)

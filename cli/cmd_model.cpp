@@ -9,7 +9,7 @@
 #include "reports/context.hpp"
 #include "reports/measured.hpp"
 #include "reports/paper.hpp"
-#include "reports/paths.hpp"
+#include "model/data_path.hpp"
 #include "reports/sweep.hpp"
 
 namespace salasim::cli {

@@ -26,7 +26,7 @@ int run_params(const ParamsArgs& a) {
       std::filesystem::exists(std::filesystem::path(a.checkpoint) / "config.json"))
     cfg_path = (std::filesystem::path(a.checkpoint) / "config.json").string();
   if (cfg_path.empty()) cfg_path = default_config_path();
-  cfg_path = resolve_data_path(cfg_path);
+  cfg_path = data_path(cfg_path);
 
   const ModelConfig cfg = load_config(cfg_path);
   const auto inv = tensor_inventory(cfg);

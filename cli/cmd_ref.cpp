@@ -46,7 +46,7 @@ Summary summarize(const std::string& name, const Tap& t) {
 }
 
 int run(const Args& a) {
-  Scenario s = load_scenario(resolve_data_path(a.scenario));
+  Scenario s = load_scenario(data_path(a.scenario));
   if (a.tokens > 0) resize_prompt(s, a.tokens, 7);
   if (a.decode >= 0) {
     s.decode_steps = a.decode;

@@ -38,7 +38,7 @@ struct Args {
 };
 
 int run(const Args& a) {
-  const ModelConfig c = load_config(resolve_data_path(a.config));
+  const ModelConfig c = load_config(data_path(a.config));
   const std::vector<int64_t> contexts = reports::parse_contexts(a.context);
   if (contexts.size() != 1) fail("--context {}: give one context length", a.context);
   const int64_t N = contexts[0];

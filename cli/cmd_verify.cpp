@@ -294,7 +294,7 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
 }
 
 int run_verify(const VerifyArgs& a) {
-  Scenario s = load_scenario(resolve_data_path(a.scenario.empty() ? default_scenario_path() : a.scenario));
+  Scenario s = load_scenario(data_path(a.scenario.empty() ? default_scenario_path() : a.scenario));
   if (a.tokens > 0) resize_prompt(s, a.tokens, 7);
   const Out out{a.json};
   return a.spot > 0 ? run_spot(a, s, out) : run_full(a, s, out);

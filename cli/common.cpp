@@ -1,32 +1,15 @@
 // Path resolution and formatting for the CLI.
 #include "cli/common.hpp"
 
+#include "model/data_path.hpp"
+
 #include <cstdio>
-#include <filesystem>
 
 namespace salasim::cli {
 
-std::string resolve_data_path(const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path)) return path;
-  fs::path alt = fs::path(SALASIM_SOURCE_DIR) / path;
-  return fs::exists(alt) ? alt.string() : path;
-}
+std::string default_config_path() { return data_path("scenarios/models/minicpm-sala-9b.json"); }
 
-std::string default_config_path() { return resolve_data_path("scenarios/models/minicpm-sala-9b.json"); }
-
-std::string default_scenario_path() { return resolve_data_path("scenarios/tiny-sparse.json"); }
-
-std::string source_relative(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path abs = fs::weakly_canonical(fs::absolute(path), ec);
-  const fs::path root = fs::weakly_canonical(fs::path(SALASIM_SOURCE_DIR), ec);
-  if (ec) return path;
-  const fs::path rel = abs.lexically_relative(root);
-  if (rel.empty() || *rel.begin() == "..") return path;
-  return rel.string();
-}
+std::string default_scenario_path() { return data_path("scenarios/tiny-sparse.json"); }
 
 std::string git_revision() {
   const std::string cmd = std::string("git -C '") + SALASIM_SOURCE_DIR + "' describe --always --dirty 2>/dev/null";

@@ -8,7 +8,7 @@
 #include "model/error.hpp"
 #include "model/json_field.hpp"
 #include "model/memory.hpp"
-#include "reports/paths.hpp"
+#include "model/data_path.hpp"
 
 namespace salasim::reports {
 

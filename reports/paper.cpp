@@ -4,7 +4,7 @@
 #include "model/error.hpp"
 #include "model/json_field.hpp"
 #include "reports/context.hpp"
-#include "reports/paths.hpp"
+#include "model/data_path.hpp"
 
 namespace salasim::reports {
 

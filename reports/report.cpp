@@ -12,7 +12,7 @@
 #include "reports/latency.hpp"
 #include "reports/measured.hpp"
 #include "reports/paper.hpp"
-#include "reports/paths.hpp"
+#include "model/data_path.hpp"
 #include "reports/plots.hpp"
 #include "reports/report_tables.hpp"
 #include "reports/sweep.hpp"

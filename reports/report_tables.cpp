@@ -7,7 +7,7 @@
 
 #include "model/memory.hpp"
 #include "reports/latency.hpp"
-#include "reports/paths.hpp"
+#include "model/data_path.hpp"
 
 namespace salasim::reports {
 

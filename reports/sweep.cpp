@@ -6,7 +6,7 @@
 #include "model/memory.hpp"
 #include "reports/context.hpp"
 #include "reports/latency.hpp"
-#include "reports/paths.hpp"
+#include "model/data_path.hpp"
 
 namespace salasim::reports {
 

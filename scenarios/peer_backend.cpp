@@ -70,18 +70,7 @@ struct PeerBackend : Backend {
 std::vector<SpotInput> PeerBackend::spot_inputs(const Scenario& s, const SpotRequest& req) {
   const ModelConfig& c = s.cfg;
   const int64_t n = int64_t(s.prompt.size());
-  if (req.positions.empty() || req.positions.front() < req.window_start || req.positions.back() >= n)
-    fail("spot request: positions must lie in [window_start = {}, prompt length = {})", req.window_start, n);
-  std::vector<std::string> patterns;
-  for (int l : req.layers) {
-    if (l < 0 || l >= c.num_hidden_layers) fail("spot request: layer {} is not a layer of {}", l, c.source);
-    const std::string L = layer_dir(l);
-    if (c.layers[size_t(l)] == Mixer::Sparse)
-      for (const char* p : {"/sparse/proj/q", "/sparse/compress_k/", "/sparse/select/", "/sparse/attn/out"})
-        patterns.push_back(L + p);
-    else
-      for (const char* p : {"/lightning/qk_rope/", "/lightning/proj/v", "/lightning/gla/out"}) patterns.push_back(L + p);
-  }
+  const std::vector<std::string> patterns = spot_tap_patterns(c, req, n);
   ref::RefOptions opt;
   opt.num = ref::peer();
   ref::RefModel m(c, weights(s), opt);

@@ -236,6 +236,22 @@ void check_lightning(const ModelConfig& c, const SpotInput& s, Sides& out) {
 
 }  // namespace
 
+std::vector<std::string> spot_tap_patterns(const ModelConfig& c, const SpotRequest& req, int64_t prompt_len) {
+  if (req.positions.empty() || req.positions.front() < req.window_start || req.positions.back() >= prompt_len)
+    fail("spot request: positions must lie in [window_start = {}, prompt length = {})", req.window_start, prompt_len);
+  std::vector<std::string> patterns;
+  for (int l : req.layers) {
+    if (l < 0 || l >= c.num_hidden_layers) fail("spot request: layer {} is not a layer of {}", l, c.source);
+    const std::string L = layer_dir(l);
+    if (c.layers[size_t(l)] == Mixer::Sparse)
+      for (const char* p : {"/sparse/proj/q", "/sparse/compress_k/", "/sparse/select/", "/sparse/attn/out"})
+        patterns.push_back(L + p);
+    else
+      for (const char* p : {"/lightning/qk_rope/", "/lightning/proj/v", "/lightning/gla/out"}) patterns.push_back(L + p);
+  }
+  return patterns;
+}
+
 SpotCheck check_spots(const ModelConfig& c, const std::vector<SpotInput>& spots) {
   SpotCheck out;
   int64_t order = 0;

@@ -74,6 +74,10 @@ struct SpotInput {
 // evenly over the last `window` tokens (window_start = len - window rounded down to a multiple of 64, so the GLA's
 // 64-token chunks stay on the grid of a prefill that starts at 0), where every query has real block choices.
 SpotRequest spot_request(int64_t len, int n, std::vector<int> layers, int64_t window = 1024);
+// The taps a backend records to hand `req` over (checked: positions inside [window_start, prompt_len), layers of c):
+// the sparse layers' q, compressed keys, selection and attention output; the Lightning layers' post-RoPE q/k, v and
+// GLA output.
+std::vector<std::string> spot_tap_patterns(const ModelConfig& c, const SpotRequest& req, int64_t prompt_len);
 // The default layers: the deepest sparse and the deepest Lightning layer (they carry the most upstream error).
 std::vector<int> default_spot_layers(const ModelConfig& c);
 
