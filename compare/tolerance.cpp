@@ -48,7 +48,7 @@ ToleranceRow float_row(const char* kind, const char* stored, const char* reason)
 ToleranceTable make_table() {
   ToleranceTable t = {
       float_row("embed/out", "bf16", "E[x]*12 rounded once; the peer is nearly exact, so the floor carries the gate"),
-      float_row("input_norm/out", "bf16", "RMSNorm: fp32 mean of squares, x*rsqrt rounded to bf16, times w in bf16"),
+      float_row("input_norm/out", "bf16", "RMSNorm: fp32 mean of squares, x*rsqrt*w rounded once to bf16 (the GPU kernel and the peer alike)"),
       float_row("post_norm/out", "bf16", "RMSNorm as input_norm, after the mixer's residual add"),
       float_row("residual/mid", "bf16", "h + s*mixer rounded to bf16: carries the whole stack's error, as the peer's does"),
       float_row("residual/h", "bf16", "h + s*mlp at the layer's end: the running error of the stack, gated against the peer's"),
