@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): build for sm_90a, then the steps named on the command line.
 #   bash bench/device.sh build tests sanitize model "run 64K" "run 1M" verify ...
+# With binaries built on another machine and carried (the device tool's carry), skip the build:
+#   SALASIM_BUILD=build bash bench/device.sh gpu tests "run 2048K"
 # Logs and JSON land in $OUT (the device tool brings them back); the last lines printed are a summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/salasim-out}
 mkdir -p "$OUT"
-B=build-dev
+B=${SALASIM_BUILD:-build-dev}
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
-step_build() {
+step_gpu() {
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv | tee "$OUT/gpu.txt"
+}
+step_build() {
+  step_gpu
   local t0=$SECONDS
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DSALASIM_CUDA=ON -DSALASIM_CUDA_ARCH=90a > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; note "configure FAILED"; return 1; }
@@ -65,12 +70,14 @@ step_golden() {  # step_golden scenarios/tiny-short.json
   tail -6 "$OUT/golden.txt"
   [ $rc -eq 0 ] && note "golden recorded for $sc" || note "golden record FAILED (rc $rc)"
 }
-step_spot() {  # step_spot scenarios/sala-9b-1m.json [N]
+step_spot() {  # step_spot scenarios/sala-9b-1m.json [N [extra verify args, e.g. --tokens 2097152]]
   local sc=$1 n=${2:-8}
-  "$B/salasim" verify --backend gpu --spot "$n" --scenario "$sc" > "$OUT/spot_$(basename "$sc" .json).txt" 2>&1
+  shift; [ $# -gt 0 ] && shift
+  local log="$OUT/spot_$(basename "$sc" .json)$(printf '%s' "$*" | tr -c 'A-Za-z0-9' '_').txt"
+  "$B/salasim" verify --backend gpu --spot "$n" --scenario "$sc" "$@" > "$log" 2>&1
   local rc=$?
-  tail -25 "$OUT/spot_$(basename "$sc" .json).txt"
-  [ $rc -eq 0 ] && note "spot check $sc PASS" || note "spot check $sc FAILED (rc $rc)"
+  tail -25 "$log"
+  [ $rc -eq 0 ] && note "spot check $sc $* PASS" || note "spot check $sc $* FAILED (rc $rc)"
 }
 for s in "$@"; do
   # shellcheck disable=SC2086
