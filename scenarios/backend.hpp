@@ -33,6 +33,15 @@ struct Backend {
   virtual std::vector<SpotInput> spot_inputs(const Scenario& s, const SpotRequest& req);
 };
 
+// Helpers every backend shares.
+// The scenario's prefill pieces as cut positions [0, ..., n], with `extra` cuts added (a spot window's start).
+std::vector<int64_t> prefill_cuts(const Scenario& s, std::vector<int64_t> extra = {});
+// A layer's spot hand-over from its prefill taps (patterns of spot_tap_patterns), recorded from row `first_row`
+// of the prompt on: everything but the sparse layer's raw K/V caches and the Lightning layer's GLA states, which
+// live in the backend's own cache and are the backend's to fill. `who` names the backend in errors.
+SpotInput spot_input_from_taps(const ModelConfig& c, const TapMap& taps, const SpotRequest& req, int layer,
+                               int64_t prompt_len, int64_t first_row, const std::string& who);
+
 // The bf16-emulating reference (ref::peer()). `weights`: the scenario's weights already loaded, shared with the
 // float64 reference (nullptr: run() loads them).
 std::unique_ptr<Backend> make_peer_backend(std::shared_ptr<const ref::RefWeights> weights = nullptr);

@@ -140,3 +140,67 @@ TEST_CASE("spot_check: the peer's 10K-token hand-over passes, a fault fails nami
   REQUIRE(c.report.first_divergence());
   CHECK(c.report.first_divergence()->name == tap);
 }
+
+TEST_CASE("spot_check: a hand-over takes rows by absolute position and names a missing tap or an unrecorded row", "[spot]") {
+  const ModelConfig& c = spot_run().s.cfg;  // layer 0 sparse, layer 1 Lightning
+  REQUIRE(c.layers.at(1) == Mixer::Lightning);
+  SpotRequest req;
+  req.layers = {1};
+  req.window_start = 128;
+  req.positions = {130, 131};
+  const int64_t n = 132, first = 128, width = 3;
+  // A [4, width] tap recorded from position 128 whose element (i, k) is 10 * (128 + i) + k: rows say where they were.
+  auto tap = [&] {
+    Tap t;
+    t.shape = {n - first, width};
+    for (int64_t i = first; i < n; ++i)
+      for (int64_t k = 0; k < width; ++k) t.data.push_back(double(10 * i + k));
+    return t;
+  };
+  TapMap taps;
+  for (const char* rel : {"qk_rope/q", "qk_rope/k", "proj/v", "gla/out"})
+    taps["/prefill/layer_01/lightning/" + std::string(rel)] = tap();
+  const SpotInput in = spot_input_from_taps(c, taps, req, 1, n, first, "test");
+  CHECK(in.mixer == Mixer::Lightning);
+  CHECK(in.lightning.q.shape == std::vector<int64_t>{2, width});
+  CHECK(in.lightning.q.data.front() == 1300.0f);  // position 130, element 0
+  CHECK(in.lightning.out.data.back() == 1312.0f);  // position 131, element 2
+  CHECK(in.lightning.k.shape == std::vector<int64_t>{n - first, width});  // the window [128, 132)
+  CHECK(in.lightning.v.data.front() == 1280.0f);
+
+  SpotRequest early = req;
+  early.window_start = 64;  // the window's keys before 128 were never recorded
+  const std::string e1 = [&] {
+    try {
+      spot_input_from_taps(c, taps, early, 1, n, first, "test");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  CHECK(e1.find("test spot inputs") != std::string::npos);
+  CHECK(e1.find("/prefill/layer_01/lightning/qk_rope/k") != std::string::npos);
+  CHECK(e1.find("not position 64") != std::string::npos);
+
+  taps.erase("/prefill/layer_01/lightning/gla/out");
+  const std::string e2 = [&] {
+    try {
+      spot_input_from_taps(c, taps, req, 1, n, first, "test");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  CHECK(e2.find("layer 1 recorded no '/lightning/gla/out'") != std::string::npos);
+}
+
+TEST_CASE("spot_check: prefill cuts are the scenario's pieces plus the window start, each once", "[spot]") {
+  Scenario s = spot_run().s;
+  s.prompt.assign(10000, 1);
+  s.prefill_chunk = 4096;
+  CHECK(prefill_cuts(s) == std::vector<int64_t>{0, 4096, 8192, 10000});
+  CHECK(prefill_cuts(s, {8960}) == std::vector<int64_t>{0, 4096, 8192, 8960, 10000});
+  CHECK(prefill_cuts(s, {4096}) == std::vector<int64_t>{0, 4096, 8192, 10000});
+  s.prefill_chunk = 0;  // one call
+  CHECK(prefill_cuts(s, {8960}) == std::vector<int64_t>{0, 8960, 10000});
+}
