@@ -237,14 +237,18 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
     fmt::print("{}\n", j.dump(2));
     return pass ? 0 : 1;
   }
-  if (!ch.peer) out.say("backend {} on {}: {}\n", ch.backend->name(), device, format_times(backend_times));
+  // "gpu (NVIDIA H200 ...)" names its device already; "peer (...)" gets "on CPU".
+  const std::string label = ch.backend->name().find(device) != std::string::npos
+                                ? ch.backend->name()
+                                : fmt::format("{} on {}", ch.backend->name(), device);
+  if (!ch.peer) out.say("backend {}: {}\n", label, format_times(backend_times));
   out.say("{}", format_report(report, PrintOptions{a.failures_only}));
   if (!dumped.empty()) out.say("{}\n", dumped);
   if (ch.peer) out.say("{}", golden.text);
   out.say("times: weights {:.2f} s | reference {} | peer {} | backend {}{} | compare {:.2f} s | total {:.1f} s\n",
           load_s, format_times(truth.ref_times), format_times(truth.peer_times), format_times(backend_times),
           ch.peer ? " (the peer's run)" : "", compare_s, since(t_load));
-  out.say("verify: {} (backend {} on {}, scenario {})\n", pass ? "PASS" : "FAIL", ch.backend->name(), device, s.name);
+  out.say("verify: {} (backend {}, scenario {})\n", pass ? "PASS" : "FAIL", label, s.name);
   return pass ? 0 : 1;
 }
 
