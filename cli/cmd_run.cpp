@@ -45,7 +45,9 @@ int run(const Args& a) {
 #ifndef SALASIM_HAVE_CUDA
   (void)c;
   (void)N;
-  fail("salasim run needs the CUDA path, and this build has none (configure with nvcc on PATH, SALASIM_CUDA=ON)");
+  fail("salasim run needs the CUDA path, and this build has none (configure with nvcc on PATH, SALASIM_CUDA=ON); "
+       "the memory plan without it: salasim model memory --config {} --context {}",
+       a.config, N);
 #else
   gpu::RunnerOptions o;
   o.max_context = N + a.decode;

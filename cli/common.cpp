@@ -1,9 +1,10 @@
 // Path resolution and formatting for the CLI.
 #include "cli/common.hpp"
 
-#include "model/data_path.hpp"
-
 #include <cstdio>
+
+#include "build_revision.hpp"  // generated: SALASIM_BUILD_REVISION (cli/build_revision.cmake)
+#include "model/data_path.hpp"
 
 namespace salasim::cli {
 
@@ -12,6 +13,8 @@ std::string default_config_path() { return data_path("scenarios/models/minicpm-s
 std::string default_scenario_path() { return data_path("scenarios/tiny-sparse.json"); }
 
 std::string git_revision() {
+  // The build's revision names the code that runs; asking git now is the fallback for a build made outside git.
+  if (std::string(SALASIM_BUILD_REVISION).size() > 0) return SALASIM_BUILD_REVISION;
   const std::string cmd = std::string("git -C '") + SALASIM_SOURCE_DIR + "' describe --always --dirty 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return "";

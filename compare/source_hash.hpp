@@ -1,4 +1,4 @@
-// A stable hash of the gpu/ sources, recorded in each golden and recomputed by `salasim golden check`: a kernel
+// A stable hash of the GPU path's sources (gpu/ and the host-device headers it compiles), recorded in each golden and recomputed by `salasim golden check`: a kernel
 // change whose numerics were not re-verified on a GPU shows as a hash mismatch in CI.
 #pragma once
 #include <cstdint>
@@ -18,9 +18,20 @@ struct SourceHash {
 // a renamed or split file change the hash. A missing folder is a salasim::Error naming it; an existing folder with
 // no matching file hashes the empty list. `label` is the folder's name in the framing ("gpu"), so the hash does
 // not depend on where the checkout lives.
-SourceHash hash_sources(const std::string& dir, const std::string& label = "gpu");
+//
+// `shared`: single files hashed after the folder's, each framed by its name as given, relative to `shared_root`
+// (e.g. "model/synth.hpp" under the source tree); a missing one is a salasim::Error naming it.
+SourceHash hash_sources(const std::string& dir, const std::string& label = "gpu", const std::string& shared_root = "",
+                        const std::vector<std::string>& shared = {});
 
-// The hash of this build's source tree's gpu/ folder (SALASIM_SOURCE_DIR/gpu).
+// The host-device headers outside gpu/ whose code the kernels compile: the bf16 rounding and the synthetic weight
+// generator. A change to them changes the GPU's numbers as surely as a kernel change does.
+inline const std::vector<std::string> kGpuSharedSources = {"model/bf16.hpp", "model/synth.hpp"};
+
+// The hash of this build's source tree's GPU numerics: its gpu/ folder (SALASIM_SOURCE_DIR/gpu) and
+// kGpuSharedSources.
 SourceHash gpu_source_hash();
+// "gpu/, model/bf16.hpp, model/synth.hpp": what gpu_source_hash covers, for messages.
+std::string gpu_sources_label();
 
 }  // namespace salasim

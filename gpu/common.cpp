@@ -59,7 +59,7 @@ void* dev_alloc(size_t bytes, const char* what) {
   if (e != cudaSuccess) {
     cudaGetLastError();
     size_t f = 0, t = 0;
-    cudaMemGetInfo(&f, &t);
+    cudaMemGetInfo(&f, &t);  // best effort, for the message only: the failure reported is cudaMalloc's
     fail("cudaMalloc of {} bytes ({:.2f} GiB) for {} failed: {} (free {:.2f} of {:.2f} GiB)", bytes,
          double(bytes) / double(1ull << 30), what, cudaGetErrorString(e), double(f) / double(1ull << 30),
          double(t) / double(1ull << 30));

@@ -102,7 +102,11 @@ struct Runner::Impl {
   PhaseTimes times;
 
   ~Impl() {
-    flush_profile();
+    // Teardown is best effort and must not throw: a CUDA error here was already raised by the call that caused it.
+    try {
+      flush_profile();
+    } catch (const Error&) {
+    }
     for (cudaEvent_t e : pool) cudaEventDestroy(e);
     blas.reset();
     if (stream) cudaStreamDestroy(stream);
@@ -131,11 +135,11 @@ struct Runner::Impl {
   }
   void flush_profile() {
     if (segs.empty()) return;
-    cudaStreamSynchronize(stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream), "profiler");
     double* slot[] = {&times.gemm, &times.select, &times.sparse_attn, &times.dense_attn, &times.gla, &times.other};
     for (Seg& s : segs) {
       float ms = 0;
-      cudaEventElapsedTime(&ms, s.a, s.b);
+      CUDA_CHECK(cudaEventElapsedTime(&ms, s.a, s.b), "profiler");
       *slot[s.cls] += ms * 1e-3;
       pool.push_back(s.a);
       pool.push_back(s.b);

@@ -206,9 +206,4 @@ void sparse_attn(const AttnArgs& a, Stream s) {
   CHECK_LAUNCH(op);
 }
 
-void dense_attn(AttnArgs a, Stream s) {
-  a.blocks = nullptr;
-  sparse_attn(a, s);
-}
-
 }  // namespace salasim::gpu

@@ -12,11 +12,6 @@ __global__ void synth_kernel(uint16_t* dst, int64_t n, uint64_t first, uint64_t 
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[i] = ones ? bf16_from_float(1.0f) : synth_bf16(key, first + uint64_t(i), amp);
 }
-
-__global__ void bf16_to_f32_kernel(const uint16_t* x, int64_t n, float* y) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = ld_bf16(x + i);
-}
 }  // namespace
 
 void synth_fill(bf16_t* dst, int64_t n, uint64_t first, uint64_t key, float amp, bool ones, Stream s) {
@@ -24,12 +19,6 @@ void synth_fill(bf16_t* dst, int64_t n, uint64_t first, uint64_t key, float amp,
   const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 65536));
   synth_kernel<<<blocks, 256, 0, s>>>(dst, n, first, key, amp, ones);
   CHECK_LAUNCH(op_desc("synth_fill", {{"n", n}}));
-}
-
-void bf16_to_f32(const bf16_t* x, int64_t n, float* y, Stream s) {
-  if (n == 0) return;
-  bf16_to_f32_kernel<<<grid_1d(n, 256), 256, 0, s>>>(x, n, y);
-  CHECK_LAUNCH(op_desc("bf16_to_f32", {{"n", n}}));
 }
 
 }  // namespace salasim::gpu

@@ -116,6 +116,8 @@ PlotOutcome render_plots(const std::string& dir, const std::vector<Plot>& plots)
   for (const Plot& p : plots) {
     write_file(std::filesystem::path(dir) / (p.stem + ".dat"), data(p));
     write_file(std::filesystem::path(dir) / (p.stem + ".gp"), script(p, png));
+    out.files.push_back(p.stem + ".dat");
+    out.files.push_back(p.stem + ".gp");
   }
   if (!have) {
     out.note = "plots skipped: gnuplot is not installed (apt-get install gnuplot-nox); the .gp scripts and .dat "

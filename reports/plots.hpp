@@ -28,7 +28,7 @@ struct Plot {
 
 struct PlotOutcome {
   bool rendered = false;           // gnuplot ran for every plot
-  std::vector<std::string> files;  // images written (relative to the bundle)
+  std::vector<std::string> files;  // written: data, scripts and images (relative to the bundle)
   std::string note;                // what happened, for the report
 };
 

@@ -186,15 +186,15 @@ std::string format_golden_check(const GoldenCheck& c, const Golden& g, const std
       "golden {}: {} taps recorded by {} on {} ({}, git {}), scenario {} ({}), prefill rows {}\n", golden_path,
       g.taps.size(), m.backend, m.device, m.created, m.git_revision.empty() ? "?" : m.git_revision, m.scenario,
       m.scenario_path, fmt::join(m.rows, ","));
-  out += fmt::format("gpu/ sources: recorded {}, now {}: {}\n", c.recorded_hash, c.current_hash,
-                     c.hash_ok() ? "match" : "DIFFER (gpu/ changed since the golden was recorded)");
+  out += fmt::format("GPU sources ({}): recorded {}, now {}: {}\n", gpu_sources_label(), c.recorded_hash,
+                     c.current_hash, c.hash_ok() ? "match" : "DIFFER (changed since the golden was recorded)");
   out += format_report(c.report, PrintOptions{!all_rows});
   if (c.pass()) {
     out += "golden check: PASS\n";
   } else {
     std::string what;
     if (!c.report.pass()) what = fmt::format("{} tap(s) outside tolerance", c.report.failed);
-    if (!c.hash_ok()) what += std::string(what.empty() ? "" : " and ") + "the gpu/ sources changed";
+    if (!c.hash_ok()) what += std::string(what.empty() ? "" : " and ") + "the GPU sources changed";
     out += fmt::format("golden check: FAIL ({}).\n", what);
     out += fmt::format("If the change is intended, verify it on a GPU and re-record the golden there:\n  {}\n",
                        c.rerecord);

@@ -41,6 +41,11 @@ TEST_CASE("report: the bundle has README, CSV tables and SVG plots for every car
   }
   CHECK(fs::exists(fs::path(o.out) / "paper_a6000d.csv"));
   CHECK(r.plots_note.find("rendered") != std::string::npos);
+  // The outcome names every file written (what `salasim report` counts), and only those.
+  size_t on_disk = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(o.out)) on_disk += e.is_regular_file() ? 1 : 0;
+  CHECK(r.files.size() == on_disk);
+  for (const std::string& f : r.files) CHECK(fs::exists(fs::path(o.out) / f));
 
   const std::string md = read(fs::path(o.out) / "README.md");
   // Measured runs are never invented: with reports/measured/h200.json empty the report says so.

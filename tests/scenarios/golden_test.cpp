@@ -40,7 +40,7 @@ Golden peer_golden(const test::ShortRun& r, const SourceHash& h) {
 
 }  // namespace
 
-TEST_CASE("source_hash: every change to a gpu/ source changes it, and nothing else does", "[golden]") {
+TEST_CASE("source_hash: every change to a gpu/ source or a shared host-device header changes it, and nothing else does", "[golden]") {
   const std::string dir = fake_gpu("hash_a");
   const SourceHash a = hash_sources(dir);
   CHECK(a.files == std::vector<std::string>{"gpu/gla.cu", "gpu/gla.hpp", "gpu/select_blocks.cu"});
@@ -63,6 +63,21 @@ TEST_CASE("source_hash: every change to a gpu/ source changes it, and nothing el
   fs::rename(fs::path(moved) / "gla.hpp", fs::path(moved) / "gla2.hpp");
   CHECK(hash_sources(moved).hex != a.hex);
   CHECK_THROWS_AS(hash_sources(dir + "/absent"), Error);
+
+  // The shared host-device headers count, framed by their own names; a missing one is an error.
+  const std::string root = test::scratch_dir("hash_shared");
+  fs::create_directories(fs::path(root) / "model");
+  write_file(fs::path(root) / "model" / "synth.hpp", "// mix\n");
+  const std::string g = fake_gpu("hash_e");
+  const SourceHash s1 = hash_sources(g, "gpu", root, {"model/synth.hpp"});
+  CHECK(s1.files.back() == "model/synth.hpp");
+  CHECK(s1.hex != a.hex);
+  write_file(fs::path(root) / "model" / "synth.hpp", "// mix, changed\n");
+  CHECK(hash_sources(g, "gpu", root, {"model/synth.hpp"}).hex != s1.hex);
+  CHECK_THROWS_AS(hash_sources(g, "gpu", root, {"model/bf16.hpp"}), Error);
+  const SourceHash real = gpu_source_hash();  // this tree: gpu/ and both shared headers
+  CHECK(std::count(real.files.begin(), real.files.end(), "model/bf16.hpp") == 1);
+  CHECK(std::count(real.files.begin(), real.files.end(), "model/synth.hpp") == 1);
 }
 
 TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a changed gpu/ source fails it", "[golden]") {

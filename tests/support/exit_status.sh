@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# exit_status.sh COMMAND...: runs COMMAND with its stdout and stderr as they are, then prints
+# "salasim-test: exit status N". A ctest PASS_REGULAR_EXPRESSION ignores the exit status, so the CLI tests match
+# this line too: a message alone cannot pass a test whose command exited with the wrong code.
+"$@" 2>&1
+echo "salasim-test: exit status $?"
