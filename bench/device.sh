@@ -65,9 +65,10 @@ step_verify() {  # the main job on the default scenario, GPU backend
 }
 step_golden() {  # step_golden scenarios/tiny-short.json
   local sc=${1:-scenarios/tiny-short.json}
-  "$B/salasim" golden record --scenario "$sc" --out "$OUT/$(basename "$sc" .json).h5" > "$OUT/golden.txt" 2>&1
+  local name; name=$(basename "$sc" .json)
+  "$B/salasim" golden record --scenario "$sc" --out "$OUT/$name.h5" > "$OUT/golden_$name.txt" 2>&1
   local rc=$?
-  tail -6 "$OUT/golden.txt"
+  tail -6 "$OUT/golden_$name.txt"
   [ $rc -eq 0 ] && note "golden recorded for $sc" || note "golden record FAILED (rc $rc)"
 }
 step_spot() {  # step_spot scenarios/sala-9b-1m.json [N [extra verify args, e.g. --tokens 2097152]]
