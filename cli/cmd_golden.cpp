@@ -49,7 +49,7 @@ int run_record(const GoldenArgs& a) {
   const Golden g = make_golden(s, source_relative(scenario_path), v.run, gpu->name(), gpu_source_hash(), git_revision());
   if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path());
   write_golden(out, g);
-  fmt::print("wrote {}: {} taps ({} prefill rows, {} decode steps), {:.1f} MB, device {}, gpu/ {}\n", out,
+  fmt::print("wrote {}: {} taps ({} prefill rows, {} decode steps), {:.1f} MB, device {}, GPU sources {}\n", out,
              g.taps.size(), g.meta.rows.size(), s.decode_steps, double(fs::file_size(out)) / 1e6, g.meta.device,
              g.meta.gpu_hash);
   return 0;

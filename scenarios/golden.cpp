@@ -182,10 +182,12 @@ GoldenCheck check_golden(const Golden& g, const Truth& truth, const SourceHash& 
 
 std::string format_golden_check(const GoldenCheck& c, const Golden& g, const std::string& golden_path, bool all_rows) {
   const GoldenMeta& m = g.meta;
+  // "gpu (NVIDIA H200 ...)" names its device already.
+  const std::string by = m.backend.find(m.device) != std::string::npos ? m.backend : m.backend + " on " + m.device;
   std::string out = fmt::format(
-      "golden {}: {} taps recorded by {} on {} ({}, git {}), scenario {} ({}), prefill rows {}\n", golden_path,
-      g.taps.size(), m.backend, m.device, m.created, m.git_revision.empty() ? "?" : m.git_revision, m.scenario,
-      m.scenario_path, fmt::join(m.rows, ","));
+      "golden {}: {} taps recorded by {} ({}, git {}), scenario {} ({}), prefill rows {}\n", golden_path,
+      g.taps.size(), by, m.created, m.git_revision.empty() ? "?" : m.git_revision, m.scenario, m.scenario_path,
+      fmt::join(m.rows, ","));
   out += fmt::format("GPU sources ({}): recorded {}, now {}: {}\n", gpu_sources_label(), c.recorded_hash,
                      c.current_hash, c.hash_ok() ? "match" : "DIFFER (changed since the golden was recorded)");
   out += format_report(c.report, PrintOptions{!all_rows});
