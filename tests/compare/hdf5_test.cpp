@@ -10,6 +10,7 @@
 #include "compare/hdf5_io.hpp"
 #include "model/error.hpp"
 #include "tests/support/catch.hpp"
+#include "tests/support/errors.hpp"
 #include "tests/support/paths.hpp"
 
 using namespace salasim;
@@ -39,14 +40,7 @@ DumpInfo sample_info() {
   return i;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 bool same_bits(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 

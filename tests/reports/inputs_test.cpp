@@ -11,6 +11,7 @@
 #include "reports/model_spec.hpp"
 #include "reports/paper.hpp"
 #include "tests/support/catch.hpp"
+#include "tests/support/errors.hpp"
 #include "tests/support/paths.hpp"
 
 using namespace salasim;
@@ -24,14 +25,7 @@ std::string write_temp(const std::string& dir, const std::string& name, const st
   return path;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "scenarios/backend.hpp"
 #include "scenarios/spot_check.hpp"
 #include "tests/support/catch.hpp"
+#include "tests/support/errors.hpp"
 #include "tests/support/paths.hpp"
 
 using namespace salasim;
@@ -170,27 +171,13 @@ TEST_CASE("spot_check: a hand-over takes rows by absolute position and names a m
 
   SpotRequest early = req;
   early.window_start = 64;  // the window's keys before 128 were never recorded
-  const std::string e1 = [&] {
-    try {
-      spot_input_from_taps(c, taps, early, 1, n, first, "test");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }();
+  const std::string e1 = test::error_of([&] { spot_input_from_taps(c, taps, early, 1, n, first, "test"); });
   CHECK(e1.find("test spot inputs") != std::string::npos);
   CHECK(e1.find("/prefill/layer_01/lightning/qk_rope/k") != std::string::npos);
   CHECK(e1.find("not position 64") != std::string::npos);
 
   taps.erase("/prefill/layer_01/lightning/gla/out");
-  const std::string e2 = [&] {
-    try {
-      spot_input_from_taps(c, taps, req, 1, n, first, "test");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }();
+  const std::string e2 = test::error_of([&] { spot_input_from_taps(c, taps, req, 1, n, first, "test"); });
   CHECK(e2.find("layer 1 recorded no '/lightning/gla/out'") != std::string::npos);
 }
 
