@@ -18,6 +18,7 @@
 #include "compare/source_hash.hpp"
 #include "model/error.hpp"
 #include "model/inventory.hpp"
+#include "scenarios/backend.hpp"
 #include "scenarios/golden.hpp"
 #include "scenarios/verify.hpp"
 
@@ -237,10 +238,7 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
     fmt::print("{}\n", j.dump(2));
     return pass ? 0 : 1;
   }
-  // "gpu (NVIDIA H200 ...)" names its device already; "peer (...)" gets "on CPU".
-  const std::string label = ch.backend->name().find(device) != std::string::npos
-                                ? ch.backend->name()
-                                : fmt::format("{} on {}", ch.backend->name(), device);
+  const std::string label = backend_label(ch.backend->name(), device);
   if (!ch.peer) out.say("backend {}: {}\n", label, format_times(backend_times));
   out.say("{}", format_report(report, PrintOptions{a.failures_only}));
   if (!dumped.empty()) out.say("{}\n", dumped);

@@ -30,15 +30,21 @@ int64_t parse_context(const std::string& entry, const std::string& what) {
   return v * mult;
 }
 
-std::vector<int64_t> parse_contexts(const std::string& list, const std::string& what) {
-  std::vector<int64_t> out;
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
     if (comma == std::string::npos) comma = list.size();
-    out.push_back(parse_context(list.substr(start, comma - start), what));
+    out.push_back(list.substr(start, comma - start));
     start = comma + 1;
   }
+  return out;
+}
+
+std::vector<int64_t> parse_contexts(const std::string& list, const std::string& what) {
+  std::vector<int64_t> out;
+  for (const std::string& entry : split_list(list)) out.push_back(parse_context(entry, what));
   return out;
 }
 

@@ -6,6 +6,10 @@
 
 namespace salasim::reports {
 
+// The entries of a comma-separated option value, empty ones kept ("64K,,1M" -> 3 entries) so that the parser
+// of each entry reports them.
+std::vector<std::string> split_list(const std::string& list);
+
 // Throws salasim::Error naming `what` (e.g. "--context") and the bad entry.
 std::vector<int64_t> parse_contexts(const std::string& list, const std::string& what = "--context");
 int64_t parse_context(const std::string& entry, const std::string& what = "--context");

@@ -9,6 +9,7 @@
 #include "model/json_field.hpp"
 #include "model/memory.hpp"
 #include "model/data_path.hpp"
+#include "reports/context.hpp"
 
 namespace salasim::reports {
 
@@ -22,13 +23,7 @@ WeightFormat parse_weight_format(const std::string& s, const std::string& what) 
 
 std::vector<WeightFormat> parse_weight_formats(const std::string& list, const std::string& what) {
   std::vector<WeightFormat> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    out.push_back(parse_weight_format(list.substr(start, comma - start), what));
-    start = comma + 1;
-  }
+  for (const std::string& entry : split_list(list)) out.push_back(parse_weight_format(entry, what));
   return out;
 }
 

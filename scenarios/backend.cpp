@@ -42,6 +42,10 @@ std::vector<int64_t> range(int64_t a, int64_t b) {
 
 }  // namespace
 
+std::string backend_label(const std::string& backend, const std::string& device) {
+  return backend.find(device) != std::string::npos ? backend : backend + " on " + device;
+}
+
 std::vector<int64_t> prefill_cuts(const Scenario& s, std::vector<int64_t> extra) {
   const int64_t n = int64_t(s.prompt.size()), piece = s.prefill_chunk > 0 ? s.prefill_chunk : n;
   std::vector<int64_t> cuts = std::move(extra);

@@ -33,6 +33,10 @@ struct Backend {
   virtual std::vector<SpotInput> spot_inputs(const Scenario& s, const SpotRequest& req);
 };
 
+// "<backend> on <device>" for messages, or the backend's name alone when it names its device already
+// ("gpu (NVIDIA H200 ...)"; the peer's name does not: "peer (bf16-emulating reference) on CPU").
+std::string backend_label(const std::string& backend, const std::string& device);
+
 // Helpers every backend shares.
 // The scenario's prefill pieces as cut positions [0, ..., n], with `extra` cuts added (a spot window's start).
 std::vector<int64_t> prefill_cuts(const Scenario& s, std::vector<int64_t> extra = {});

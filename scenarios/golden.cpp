@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "model/error.hpp"
+#include "scenarios/backend.hpp"
 
 namespace salasim {
 
@@ -182,8 +183,7 @@ GoldenCheck check_golden(const Golden& g, const Truth& truth, const SourceHash& 
 
 std::string format_golden_check(const GoldenCheck& c, const Golden& g, const std::string& golden_path, bool all_rows) {
   const GoldenMeta& m = g.meta;
-  // "gpu (NVIDIA H200 ...)" names its device already.
-  const std::string by = m.backend.find(m.device) != std::string::npos ? m.backend : m.backend + " on " + m.device;
+  const std::string by = backend_label(m.backend, m.device);
   std::string out = fmt::format(
       "golden {}: {} taps recorded by {} ({}, git {}), scenario {} ({}), prefill rows {}\n", golden_path,
       g.taps.size(), by, m.created, m.git_revision.empty() ? "?" : m.git_revision, m.scenario, m.scenario_path,
