@@ -12,14 +12,17 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "compare/failure_inputs.hpp"
 #include "compare/source_hash.hpp"
 #include "model/error.hpp"
 #include "model/inventory.hpp"
 #include "scenarios/backend.hpp"
 #include "scenarios/golden.hpp"
+#include "scenarios/progress.hpp"
 #include "scenarios/verify.hpp"
 
 namespace salasim::cli {
@@ -35,6 +38,7 @@ struct VerifyArgs {
   std::string dump;
   bool json = false;
   bool failures_only = false;
+  bool progress = false;
   int64_t tokens = 0;
   int spot = 0;
   std::vector<int> spot_layers;
@@ -111,64 +115,205 @@ DumpInfo dump_info(const Scenario& s, const std::string& backend) {
   return info;
 }
 
-// The golden of the scenario, checked against the truth this run already computed (peer mode).
+// The golden of the scenario, checked against the truth this run already computed (peer mode). Read before the run,
+// so the run keeps exactly the taps and rows the golden holds.
 struct GoldenPart {
   bool present = false;
   bool pass = true;
+  std::string rel;
+  std::optional<Golden> gold;  // read and to be checked
   std::string text;
   nlohmann::json json;
 };
 
-GoldenPart golden_part(const Scenario& s, const Truth& truth, bool prompt_overridden) {
+GoldenPart golden_fail(GoldenPart g, const Scenario& s, const std::string& why) {
+  g.pass = false;
+  g.text = fmt::format("golden check: FAIL: {}\nRe-record it on a GPU machine:\n  {}\n", why,
+                       rerecord_command(source_relative(s.path), g.rel));
+  g.json = {{"file", g.rel}, {"checked", true}, {"pass", false}, {"error", why}};
+  return g;
+}
+
+GoldenPart golden_load(const Scenario& s, bool prompt_overridden) {
   GoldenPart g;
-  const std::string rel = "tests/golden/" + s.name + ".h5";
-  const std::string path = std::string(SALASIM_SOURCE_DIR) + "/" + rel;
+  g.rel = "tests/golden/" + s.name + ".h5";
+  const std::string path = std::string(SALASIM_SOURCE_DIR) + "/" + g.rel;
   if (!fs::exists(path)) {
-    g.text = fmt::format("golden: none for this scenario ({}): recorded GPU numerics are not checked\n", rel);
+    g.text = fmt::format("golden: none for this scenario ({}): recorded GPU numerics are not checked\n", g.rel);
     g.json = nullptr;
     return g;
   }
   g.present = true;
   if (prompt_overridden) {
-    g.text = fmt::format("golden: {} not checked: --tokens changed the scenario's prompt\n", rel);
-    g.json = {{"file", rel}, {"checked", false}};
+    g.text = fmt::format("golden: {} not checked: --tokens changed the scenario's prompt\n", g.rel);
+    g.json = {{"file", g.rel}, {"checked", false}};
     return g;
   }
   try {
-    const Golden gold = read_golden(path);
-    const GoldenCheck c = check_golden(gold, truth, gpu_source_hash(), rel);
-    g.pass = c.pass();
-    g.text = format_golden_check(c, gold, rel);
-    g.json = {{"file", rel}, {"checked", true}, {"pass", c.pass()}, {"device", gold.meta.device},
-              {"recorded_hash", c.recorded_hash}, {"current_hash", c.current_hash}, {"report", report_json(c.report)},
-              {"rerecord", c.rerecord}};
-  } catch (const Error& e) {  // a golden of another prompt length, a damaged file: the golden fails, loudly
-    g.pass = false;
-    g.text = fmt::format("golden check: FAIL: {}\nRe-record it on a GPU machine:\n  {}\n", e.what(),
-                         rerecord_command(source_relative(s.path), rel));
-    g.json = {{"file", rel}, {"checked", true}, {"pass", false}, {"error", e.what()}};
+    g.gold = read_golden(path);
+  } catch (const Error& e) {  // a damaged file: the golden fails, loudly
+    return golden_fail(std::move(g), s, e.what());
   }
   return g;
 }
 
-// The reference and the peer hold every weight as float64, and a full verify keeps every tap of `runs` runs: refuse
-// plainly, before allocating, what cannot fit in this machine's memory (the full 9.48B model's weights alone are
-// 76 GB; block scores grow with the square of the prompt), instead of dying half-way.
-void check_reference_fits(const Scenario& s, const char* who, int runs) {
+// ref_cut, peer_cut: the truth's taps cut as golden_cut cuts them; kept_error: why they could not be (a golden of
+// another prompt length).
+GoldenPart golden_check(GoldenPart g, const Scenario& s, const TapMap& ref_cut, const TapMap& peer_cut,
+                        const std::string& kept_error) {
+  if (!g.gold) return g;
+  if (!kept_error.empty()) return golden_fail(std::move(g), s, kept_error);
+  try {
+    const GoldenCheck c = check_golden_cut(*g.gold, ref_cut, peer_cut, gpu_source_hash(), g.rel);
+    g.pass = c.pass();
+    g.text = format_golden_check(c, *g.gold, g.rel);
+    g.json = {{"file", g.rel}, {"checked", true}, {"pass", c.pass()}, {"device", g.gold->meta.device},
+              {"recorded_hash", c.recorded_hash}, {"current_hash", c.current_hash}, {"report", report_json(c.report)},
+              {"rerecord", c.rerecord}};
+  } catch (const Error& e) {
+    return golden_fail(std::move(g), s, e.what());
+  }
+  return g;
+}
+
+// The reference and the peer hold every weight as float64, and a verify with a separate backend keeps every tap of
+// three runs (in peer mode, taps are compared as they come): refuse plainly, before allocating, what cannot fit in
+// this machine's memory (the full 9.48B model's weights alone are 76 GB; block scores grow with the square of the
+// prompt), instead of dying half-way.
+void check_reference_fits(const Scenario& s, const char* who, double taps, const std::string& taps_what) {
   const int64_t params = count_params(s.cfg, tensor_inventory(s.cfg)).total;
-  const double weights = double(params) * 8, taps = runs * run_tap_bytes(s);
+  const double weights = double(params) * 8;
   const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   if (have > 0 && weights + taps > 0.8 * have)
-    fail("{} needs {:.1f} GB here ({:.1f} GB of float64 weights for {} parameters of {}, {:.1f} GB of taps for {} "
-         "runs of {} tokens), and this machine has {:.1f} GB. Long contexts are checked with --spot N and the GPU "
-         "backend; a shorter prompt with --tokens N",
+    fail("{} needs {:.1f} GB here ({:.1f} GB of float64 weights for {} parameters of {}, {:.1f} GB of taps: {}), and "
+         "this machine has {:.1f} GB. Long contexts are checked with --spot N and the GPU backend; a shorter prompt "
+         "with --tokens N",
          who, (weights + taps) / 1e9, weights / 1e9, with_commas(params), source_relative(s.cfg.source), taps / 1e9,
-         runs, s.prompt.size(), have / 1e9);
+         taps_what, have / 1e9);
+}
+
+// Progress on stderr for the runs that report layers, when asked or when stderr is a terminal (never in the way
+// of --json on stdout unless asked).
+std::unique_ptr<Progress> make_progress(const VerifyArgs& a, const Scenario& s, std::vector<std::string> runs) {
+  const bool on = a.progress || (!a.json && isatty(STDERR_FILENO));
+  if (!on) return nullptr;
+  return std::make_unique<Progress>(s, std::move(runs), stderr, isatty(STDERR_FILENO) != 0);
+}
+
+PairOptions progress_hooks(Progress* p) {
+  PairOptions o;
+  if (p)
+    o.on_layer = [p](bool peer, const ref::RefModel& m, int layer, int64_t rows) {
+      p->layer_done(peer ? 1 : 0, m.phase, m.len, rows, layer);
+    };
+  return o;
+}
+
+// The failing taps of `report` and the taps their ops read: what a failure dump holds.
+KeepTaps dump_keep(const CompareReport& report) {
+  KeepTaps k;
+  k.what = "failure dump";
+  for (const TapResult& r : report.rows) {
+    if (r.pass) continue;
+    k.names.insert(r.name);
+    for (std::string& in : op_input_taps(r.name)) k.names.insert(std::move(in));
+  }
+  return k;
+}
+
+struct FullRun {
+  CompareReport report;
+  std::vector<PhaseTime> ref_times, peer_times, backend_times;
+  std::string device;
+  double compare_s = 0;
+  bool streamed = false;
+  std::string dumped;
+  GoldenPart golden;
+};
+
+// Peer mode: the backend is the peer, so its run is the truth's peer run, every tap compared as both runs produce it.
+// A failure dump needs the failing tensors the comparison dropped: a second pass keeps just those and their inputs.
+FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<const ref::RefWeights> w,
+                      const Backend& backend, const Out& out) {
+  FullRun f;
+  f.golden = golden_load(s, a.tokens > 0);
+  out.say("running the float64 reference and the peer side by side ({} thread(s) each), comparing every tap as both "
+          "produce it ...\n",
+          threads_per_run());
+  std::unique_ptr<Progress> progress = make_progress(a, s, {"reference", "peer"});
+  StreamedTruth t = run_truth_streaming(s, w, f.golden.gold ? golden_keep(*f.golden.gold) : KeepTaps{},
+                                        progress_hooks(progress.get()));
+  if (progress) progress->done();
+  f.report = std::move(t.result.report);
+  f.ref_times = t.ref_times;
+  f.peer_times = t.peer_times;
+  f.backend_times = t.peer_times;
+  f.device = "CPU";
+  f.compare_s = t.result.busy_s;
+  f.streamed = true;
+  out.say("reference (float64): {}\npeer (bf16):         {}\n", format_times(f.ref_times), format_times(f.peer_times));
+  f.golden = golden_check(std::move(f.golden), s, t.result.ref_kept, t.result.peer_kept, t.result.kept_error);
+
+  if (!a.dump.empty() && !f.report.pass()) {
+    out.say("{} tap(s) failed: running the reference and the peer again to keep them and their ops' inputs for the "
+            "dump (the first pass compared every tap as it came and kept none) ...\n",
+            f.report.failed);
+    std::unique_ptr<Progress> again = make_progress(a, s, {"reference", "peer"});
+    StreamedTruth d = run_truth_streaming(s, w, dump_keep(f.report), progress_hooks(again.get()));
+    if (again) again->done();
+    const std::string path = dump_path(a.dump, s.name + "-failures.h5");
+    const int n = dump_failures(path, f.report, d.result.ref_kept, d.result.peer_kept, dump_info(s, backend.name()));
+    f.dumped = fmt::format("wrote {} failing tap(s) with reference, backend, difference and the op's inputs to {}", n,
+                           path);
+  } else if (!a.dump.empty()) {
+    f.dumped = "every tap passes: no failure dump written";
+  }
+  return f;
+}
+
+// A separate backend (the GPU): the truth keeps every tap of both runs, the backend runs teacher-forced with the
+// reference's selections, then every tap is compared.
+FullRun run_backend_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<const ref::RefWeights> w,
+                         Backend& backend, const Out& out) {
+  FullRun f;
+  out.say("running the float64 reference and the peer side by side ({} thread(s) each) ...\n", threads_per_run());
+  std::unique_ptr<Progress> progress = make_progress(a, s, {"reference", "peer"});
+  Truth truth;
+  {
+    TapMapSink ref_sink(&truth.ref), peer_sink(&truth.peer);
+    PairTimes times = run_ref_and_peer(s, TapFilter::all(), w, ref_sink, peer_sink, progress_hooks(progress.get()));
+    truth.ref_times = f.ref_times = std::move(times.ref);
+    truth.peer_times = f.peer_times = std::move(times.peer);
+  }
+  out.say("reference (float64): {}\npeer (bf16):         {}\n", format_times(f.ref_times), format_times(f.peer_times));
+  out.say("running the backend ...\n");
+  if (progress) progress->stage("backend " + backend.name() + ": prefill and decode, then the comparison");
+  const auto t_cmp = clock_type::now();
+  VerifyResult v = verify_backend(s, truth, backend);
+  if (progress) progress->done();
+  f.report = std::move(v.report);
+  f.backend_times = v.run.times;
+  f.device = v.run.device;
+  f.compare_s = since(t_cmp);
+  for (const PhaseTime& p : f.backend_times) f.compare_s -= p.seconds;  // verify_backend ran the backend, then compared
+  if (!a.dump.empty() && !f.report.pass()) {
+    const std::string path = dump_path(a.dump, s.name + "-failures.h5");
+    const int n = dump_failures(path, f.report, truth.ref, v.run.taps, dump_info(s, backend.name()));
+    f.dumped = fmt::format("wrote {} failing tap(s) with reference, backend, difference and the op's inputs to {}", n,
+                           path);
+  } else if (!a.dump.empty()) {
+    f.dumped = "every tap passes: no failure dump written";
+  }
+  return f;
 }
 
 int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
   Chosen ch = choose_backend(a.backend);
-  check_reference_fits(s, "verify", ch.peer ? 2 : 3);
+  if (ch.peer)
+    check_reference_fits(s, "verify", streamed_tap_bytes(s), "compared as the runs produce them");
+  else
+    check_reference_fits(s, "verify", 3 * run_tap_bytes(s),
+                         fmt::format("every tap of 3 runs of {} tokens", s.prompt.size()));
   const auto t_load = clock_type::now();
   std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
   const double load_s = since(t_load);
@@ -179,73 +324,37 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
   out.say("teacher forcing: the peer and the backend attend over the float64 reference's block selections; their "
           "own selections are recorded and compared inside the tie band\n");
 
-  out.say("running the float64 reference and the peer ...\n");
-  const Truth truth = run_truth(s, TapFilter::all(), w);
-  out.say("reference (float64): {}\npeer (bf16):         {}\n", format_times(truth.ref_times),
-          format_times(truth.peer_times));
-
-  CompareReport report;
-  std::vector<PhaseTime> backend_times;
-  std::string device;
-  const TapMap* backend_taps = nullptr;
-  VerifyResult v;
-  const auto t_cmp = clock_type::now();
-  if (ch.peer) {  // the backend's run is the peer's run: one run, both roles
-    report = compare_taps(truth.ref, &truth.peer, truth.peer);
-    backend_times = truth.peer_times;
-    device = "CPU";
-    backend_taps = &truth.peer;
-  } else {
-    out.say("running the backend ...\n");
-    v = verify_backend(s, truth, *ch.backend);
-    report = std::move(v.report);
-    backend_times = v.run.times;
-    device = v.run.device;
-    backend_taps = &v.run.taps;
-  }
-  double compare_s = since(t_cmp);
-  if (!ch.peer)
-    for (const PhaseTime& p : backend_times) compare_s -= p.seconds;  // verify_backend ran the backend, then compared
-
-  std::string dumped;
-  if (!a.dump.empty() && !report.pass()) {
-    const std::string path = dump_path(a.dump, s.name + "-failures.h5");
-    const int n = dump_failures(path, report, truth.ref, *backend_taps, dump_info(s, ch.backend->name()));
-    dumped = fmt::format("wrote {} failing tap(s) with reference, backend, difference and the op's inputs to {}", n, path);
-  } else if (!a.dump.empty()) {
-    dumped = "every tap passes: no failure dump written";
-  }
-  GoldenPart golden;
-  if (ch.peer) golden = golden_part(s, truth, a.tokens > 0);
-  const bool pass = report.pass() && golden.pass;
+  const FullRun f = ch.peer ? run_peer_mode(a, s, w, *ch.backend, out) : run_backend_mode(a, s, w, *ch.backend, out);
+  const bool pass = f.report.pass() && f.golden.pass;
+  const std::string compare_note = f.streamed ? " (alongside the runs)" : "";
 
   if (a.json) {
     nlohmann::json j;
     j["scenario"] = {{"name", s.name}, {"path", source_relative(s.path)}, {"prompt_tokens", s.prompt.size()},
                      {"decode_steps", s.decode_steps}};
     j["backend"] = ch.backend->name();
-    j["device"] = device;
+    j["device"] = f.device;
     j["peer_mode"] = ch.peer;
     if (ch.peer) j["peer_mode_note"] = kPeerNote;
     if (!ch.note.empty()) j["note"] = ch.note;
-    j["times"] = {{"weights_s", load_s}, {"reference", times_json(truth.ref_times)},
-                  {"peer", times_json(truth.peer_times)}, {"backend", times_json(backend_times)},
-                  {"compare_s", compare_s}};
-    j["report"] = report_json(report);
-    j["golden"] = golden.json;
-    j["dump"] = dumped;
+    j["times"] = {{"weights_s", load_s}, {"reference", times_json(f.ref_times)}, {"peer", times_json(f.peer_times)},
+                  {"backend", times_json(f.backend_times)}, {"compare_s", f.compare_s},
+                  {"compare_alongside_runs", f.streamed}, {"total_s", since(t_load)}};
+    j["report"] = report_json(f.report);
+    j["golden"] = f.golden.json;
+    j["dump"] = f.dumped;
     j["pass"] = pass;
     fmt::print("{}\n", j.dump(2));
     return pass ? 0 : 1;
   }
-  const std::string label = backend_label(ch.backend->name(), device);
-  if (!ch.peer) out.say("backend {}: {}\n", label, format_times(backend_times));
-  out.say("{}", format_report(report, PrintOptions{a.failures_only}));
-  if (!dumped.empty()) out.say("{}\n", dumped);
-  if (ch.peer) out.say("{}", golden.text);
-  out.say("times: weights {:.2f} s | reference {} | peer {} | backend {}{} | compare {:.2f} s | total {:.1f} s\n",
-          load_s, format_times(truth.ref_times), format_times(truth.peer_times), format_times(backend_times),
-          ch.peer ? " (the peer's run)" : "", compare_s, since(t_load));
+  const std::string label = backend_label(ch.backend->name(), f.device);
+  if (!ch.peer) out.say("backend {}: {}\n", label, format_times(f.backend_times));
+  out.say("{}", format_report(f.report, PrintOptions{a.failures_only}));
+  if (!f.dumped.empty()) out.say("{}\n", f.dumped);
+  if (ch.peer) out.say("{}", f.golden.text);
+  out.say("times: weights {:.2f} s | reference {} | peer {} | backend {}{} | compare {:.2f} s{} | total {:.1f} s\n",
+          load_s, format_times(f.ref_times), format_times(f.peer_times), format_times(f.backend_times),
+          ch.peer ? " (the peer's run)" : "", f.compare_s, compare_note, since(t_load));
   out.say("verify: {} (backend {}, scenario {})\n", pass ? "PASS" : "FAIL", label, s.name);
   return pass ? 0 : 1;
 }
@@ -254,7 +363,7 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
   const std::vector<int> layers = a.spot_layers.empty() ? default_spot_layers(s.cfg) : a.spot_layers;
   const SpotRequest req = spot_request(int64_t(s.prompt.size()), a.spot, layers);
   Chosen ch = choose_backend(a.backend);
-  if (ch.peer) check_reference_fits(s, "the peer standing in for the GPU", 0);
+  if (ch.peer) check_reference_fits(s, "the peer standing in for the GPU", 0, "none kept");
   out.say("salasim verify --spot {}: {}\n", a.spot, describe(s));
   if (!ch.note.empty()) out.say("{}\n", ch.note);
   out.say("backend: {}\n", ch.backend->name());
@@ -315,6 +424,9 @@ void add_verify(CLI::App& app, Run& run) {
   c->add_option("--dump", a->dump, "folder for <scenario>-failures.h5: every failing tap with its op's inputs");
   c->add_flag("--json", a->json, "machine-readable output");
   c->add_flag("--failures-only", a->failures_only, "print only the failing taps (and the totals)");
+  c->add_flag("--progress", a->progress,
+              "progress on stderr (phase, prefill piece and layer, elapsed, estimate left) even when stderr is not a "
+              "terminal or with --json; on a terminal it is on unless --json");
   c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt");
   c->add_option("--spot", a->spot,
                 "spot check instead: N query positions of the chosen layers, recomputed from the backend's inputs");

@@ -46,6 +46,25 @@ struct CompareReport {
   const TapResult* first_divergence() const;
 };
 
+// What is known of one tap on each side when its verdict is made: compare_taps fills it from whole tap maps, the
+// streaming comparison (scenarios/stream_truth.hpp) as both runs produce the tap, without keeping it.
+struct TapFacts {
+  bool in_reference = false, in_backend = false, in_peer = false;
+  int64_t order = 0;  // the reference's Tap::order (the backend's when the reference lacks the tap)
+  std::vector<int64_t> ref_shape, backend_shape, peer_shape;
+  bool ref_integer = false, backend_integer = false;
+  std::optional<TensorMetrics> metrics;       // backend vs reference: float taps of one shape
+  std::optional<TensorMetrics> peer_metrics;  // peer vs reference: taps of one shape
+  std::optional<SelectionReport> selection;   // backend vs reference: integer taps of one shape
+};
+
+// The verdict of one tap from its facts (hard rules first, then the gate of its tolerance row). with_peer: a peer
+// was given, so its allowance applies (and a tap missing from it fails).
+TapResult judge_tap(const std::string& name, const ToleranceRow& tol, bool with_peer, const TapFacts& facts);
+// Adds a judged row to `rep` (the counts and the one-side lists); finish_report sorts the rows by order, then name.
+void add_row(CompareReport& rep, TapResult row);
+void finish_report(CompareReport& rep);
+
 // ref: the float64 reference's taps; peer: the bf16-emulating reference's taps, or nullptr (then only the floors
 // apply); backend: the taps under test. A tap whose kind has no tolerance row is a salasim::Error (a new tap needs a
 // row); everything else wrong with a backend tap (missing, wrong shape, NaN, ...) is a failing row.

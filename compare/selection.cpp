@@ -17,12 +17,11 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool is_block_id(double v) { return std::isfinite(v) && v == std::floor(v) && v >= 0; }
 
-// Row (t, g) of a [T, G, K] tap as a set; ids that are not valid blocks go to `invalid`.
-std::set<int64_t> row_set(const Tap& blocks, int64_t t, int64_t g, int64_t nb, std::vector<double>* invalid) {
-  const int64_t G = blocks.shape[1], K = blocks.shape[2];
+// One (query, group) row of K block ids as a set; ids that are not valid blocks go to `invalid`.
+std::set<int64_t> row_set(const double* ids, int64_t K, int64_t nb, std::vector<double>* invalid) {
   std::set<int64_t> s;
   for (int64_t k = 0; k < K; ++k) {
-    const double v = blocks.data[size_t((t * G + g) * K + k)];
+    const double v = ids[k];
     if (v == -1) continue;
     if (is_block_id(v) && (nb < 0 || v < double(nb)))
       s.insert(int64_t(v));
@@ -56,30 +55,43 @@ SelectionReport compare_selection(const std::string& name, const Tap& ref_blocks
     nb = s[2];
   }
 
-  SelectionReport rep;
-  rep.band = band;
-  rep.have_scores = ref_scores != nullptr;
-  for (int64_t t = 0; t < T; ++t)
+  SelectionAccumulator acc(name, band, ref_scores != nullptr);
+  acc.add(ref_blocks.data.data(), backend_blocks.data.data(), ref_scores ? ref_scores->data.data() : nullptr, T, G,
+          ref_blocks.shape[2], nb);
+  return acc.report();
+}
+
+SelectionAccumulator::SelectionAccumulator(std::string name, double band, bool with_scores) : name_(std::move(name)) {
+  rep_.band = band;
+  rep_.have_scores = with_scores;
+}
+
+void SelectionAccumulator::add(const double* ref_blocks, const double* backend_blocks, const double* ref_scores,
+                               int64_t rows, int64_t G, int64_t K, int64_t NB) {
+  const int64_t nb = rep_.have_scores ? NB : -1;
+  SelectionReport& rep = rep_;
+  for (int64_t i = 0; i < rows; ++i)
     for (int64_t g = 0; g < G; ++g) {
+      const int64_t t = row0_ + i;
       ++rep.rows;
       std::vector<double> ref_invalid, be_invalid;
-      const std::set<int64_t> r = row_set(ref_blocks, t, g, nb, &ref_invalid);
-      const std::set<int64_t> b = row_set(backend_blocks, t, g, nb, &be_invalid);
+      const std::set<int64_t> r = row_set(ref_blocks + (i * G + g) * K, K, nb, &ref_invalid);
+      const std::set<int64_t> b = row_set(backend_blocks + (i * G + g) * K, K, nb, &be_invalid);
       if (!ref_invalid.empty())
-        fail("tap {}: the reference selects block id {} at query {}, group {}: expected -1 or an id in [0, {})", name,
+        fail("tap {}: the reference selects block id {} at query {}, group {}: expected -1 or an id in [0, {})", name_,
              ref_invalid[0], t, g, nb < 0 ? std::string("NB") : std::to_string(nb));
       if (r == b && be_invalid.empty()) continue;
       ++rep.rows_differing;
 
-      auto score = [&](int64_t blk) { return ref_scores ? ref_scores->data[size_t((t * G + g) * nb + blk)] : kNaN; };
+      auto score = [&](int64_t blk) { return nb >= 0 ? ref_scores[(i * G + g) * nb + blk] : kNaN; };
       double boundary = kNaN;
       for (int64_t blk : r) {
         const double s = score(blk);
         if (std::isfinite(s) && !(s >= boundary)) boundary = s;  // also replaces the initial NaN
       }
       auto judge = [&](int64_t blk, bool in_ref, double s) {
-        const bool tie =
-            std::isfinite(s) && std::isfinite(boundary) && std::fabs(s - boundary) <= band * std::fabs(boundary);
+        const bool tie = std::isfinite(s) && std::isfinite(boundary) &&
+                         std::fabs(s - boundary) <= rep.band * std::fabs(boundary);
         if (tie) {
           ++rep.in_band;
           return;
@@ -93,7 +105,7 @@ SelectionReport compare_selection(const std::string& name, const Tap& ref_blocks
         if (!r.count(blk)) judge(blk, false, score(blk));
       for (double v : be_invalid) judge(std::fabs(v) < 0x1p62 ? int64_t(v) : -1, false, kNaN);  // NaN compares false
     }
-  return rep;
+  row0_ += rows;
 }
 
 }  // namespace salasim

@@ -36,4 +36,22 @@ struct SelectionReport {
 SelectionReport compare_selection(const std::string& name, const Tap& ref_blocks, const Tap& backend_blocks,
                                   const Tap* ref_scores, double band);
 
+// compare_selection over rows fed in order (any split): the same report as one call, for taps compared as two
+// runs produce them. Rows are (query) rows of [rows, G, K] block ids and [rows, G, NB] reference scores.
+class SelectionAccumulator {
+ public:
+  // with_scores false: no reference scores (every mismatch is out of band).
+  SelectionAccumulator(std::string name, double band, bool with_scores);
+  // ref_blocks, backend_blocks: [rows, G, K]; ref_scores: [rows, G, NB] (ignored without scores); the rows follow
+  // those added before. An invalid reference id is a salasim::Error naming the tap and the query.
+  void add(const double* ref_blocks, const double* backend_blocks, const double* ref_scores, int64_t rows, int64_t G,
+           int64_t K, int64_t NB);
+  const SelectionReport& report() const { return rep_; }
+
+ private:
+  std::string name_;
+  SelectionReport rep_;
+  int64_t row0_ = 0;
+};
+
 }  // namespace salasim

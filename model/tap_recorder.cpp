@@ -7,18 +7,17 @@
 
 namespace salasim {
 
-namespace {
-void append(TapMap& map, const std::string& name, std::vector<int64_t> shape, const double* data, bool integer) {
+void TapMapSink::append(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  auto it = map.find(name);
-  if (it == map.end()) {
+  auto it = map->find(name);
+  if (it == map->end()) {
     Tap t;
-    t.shape = std::move(shape);
+    t.shape = shape;
     t.data.assign(data, data + n);
     t.integer = integer;
-    t.order = int64_t(map.size());
-    map.emplace(name, std::move(t));
+    t.order = int64_t(map->size());
+    map->emplace(name, std::move(t));
     return;
   }
   Tap& t = it->second;
@@ -27,11 +26,17 @@ void append(TapMap& map, const std::string& name, std::vector<int64_t> shape, co
   t.shape[0] += shape[0];
   t.data.insert(t.data.end(), data, data + n);
 }
-}  // namespace
+
+void TapMapSink::replace(const std::string& name, Tap t) {
+  auto it = map->find(name);
+  t.order = it == map->end() ? int64_t(map->size()) : it->second.order;
+  (*map)[name] = std::move(t);
+}
 
 void TapRecorder::put_doubles(const std::string& rel, const double* v, std::vector<int64_t> shape) {
   if (!wants(rel)) return;
-  append(*out, full(rel), std::move(shape), v, false);
+  if (sink) return sink->append(full(rel), shape, v, false);
+  TapMapSink(out).append(full(rel), shape, v, false);
 }
 
 void TapRecorder::put_doubles(const std::string& rel, const std::vector<double>& v, std::vector<int64_t> shape) {
@@ -41,14 +46,14 @@ void TapRecorder::put_doubles(const std::string& rel, const std::vector<double>&
 void TapRecorder::put_ints(const std::string& rel, const std::vector<int32_t>& v, std::vector<int64_t> shape) {
   if (!wants(rel)) return;
   std::vector<double> d(v.begin(), v.end());
-  append(*out, full(rel), std::move(shape), d.data(), true);
+  if (sink) return sink->append(full(rel), shape, d.data(), true);
+  TapMapSink(out).append(full(rel), shape, d.data(), true);
 }
 
 void TapRecorder::replace(const std::string& rel, Tap t) {
   if (!wants(rel)) return;
-  auto it = out->find(full(rel));
-  t.order = it == out->end() ? int64_t(out->size()) : it->second.order;
-  (*out)[full(rel)] = std::move(t);
+  if (sink) return sink->replace(full(rel), std::move(t));
+  TapMapSink(out).replace(full(rel), std::move(t));
 }
 
 }  // namespace salasim

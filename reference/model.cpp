@@ -44,6 +44,7 @@ Mat forward(RefModel& m, const std::vector<int32_t>& tokens, bool sparse, int64_
     if (taps) taps->put(L + "mlp/out", mo);
     residual(h, mo, s, num);
     if (taps) taps->put(L + "residual/h", h);
+    if (m.opt.on_layer) m.opt.on_layer(m, l, int64_t(tokens.size()));
   }
   Mat hn = rmsnorm(h, m.w->final_norm, c.rms_norm_eps, num);
   if (taps) taps->put("final/norm", hn);

@@ -6,6 +6,7 @@
 // TOTAL length >= dense_len, however it is split into pieces (positions are absolute, SGLang-style); a decode step
 // at position p is sparse iff p + 1 >= dense_len. Pieces then give exactly the one-call result.
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -16,6 +17,8 @@
 
 namespace salasim::ref {
 
+struct RefModel;
+
 struct RefOptions {
   Num num = f64();
   RopeAngles rope = RopeAngles::Fp32;
@@ -24,6 +27,12 @@ struct RefOptions {
   // blocks" taps, rows by position within the phase) instead of its own, which it still computes and records.
   // One near-tie then cannot move every later layer away from the reference.
   const TapMap* forced_selection = nullptr;
+  // The same from a source that is still filling (the reference running beside the peer): fills `sel`'s blocks from
+  // rows [row0, row0 + sel.T) of the selection tap `name`, waiting for them if need be. Wins over forced_selection.
+  std::function<void(const std::string& name, int64_t row0, Selection& sel)> forced_source;
+  // Called from the running thread after each layer of each call (a prefill piece or a decode step), where the
+  // model's phase and len (tokens before the call) and `rows` (the call's tokens) say how far it got: progress lines.
+  std::function<void(const RefModel& m, int layer, int64_t rows)> on_layer;
 };
 
 struct SparseCache {

@@ -9,6 +9,8 @@ namespace salasim::ref {
 
 struct TapRecorder : salasim::TapRecorder {
   TapRecorder(TapFilter f, TapMap* o, std::string ph = "prefill") : salasim::TapRecorder{std::move(f), o, std::move(ph)} {}
+  TapRecorder(TapFilter f, TapSink* s, std::string ph = "prefill")
+      : salasim::TapRecorder{std::move(f), nullptr, std::move(ph), s} {}
   // m: [rows, ...]; trailing gives the dims after rows (empty: [rows, m.cols()]). Appends rows when the tap exists.
   void put(const std::string& rel, const Mat& m, std::vector<int64_t> trailing = {}) {
     if (!wants(rel)) return;

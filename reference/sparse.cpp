@@ -99,8 +99,11 @@ Mat sparse_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, bool 
       taps->put_ints(L + "select/blocks", sel.blocks, {T, G, sel.K});
       if (scores) taps->put_doubles(L + "select/scores", sel.scores, {T, G, sel.NB});
     }
-    if (m.opt.forced_selection) use_forced_selection(*m.opt.forced_selection, "/" + m.phase + "/" + L + "select/blocks",
-                                                     m.phase_row0, sel);
+    const std::string forced = "/" + m.phase + "/" + L + "select/blocks";
+    if (m.opt.forced_source)
+      m.opt.forced_source(forced, m.phase_row0, sel);
+    else if (m.opt.forced_selection)
+      use_forced_selection(*m.opt.forced_selection, forced, m.phase_row0, sel);
     attn = sparse_attn(q, pos0, cache.K, cache.V, sel, c.sparse.block_size, c.attn_scale(), num);
   } else {
     attn = dense_attn(q, pos0, cache.K, cache.V, hd, c.attn_scale(), num);

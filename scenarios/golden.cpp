@@ -171,9 +171,21 @@ std::string rerecord_command(const std::string& scenario_path, const std::string
 }
 
 GoldenCheck check_golden(const Golden& g, const Truth& truth, const SourceHash& current, const std::string& golden_path) {
+  return check_golden_cut(g, golden_cut(truth.ref, g.taps, g.meta.rows), golden_cut(truth.peer, g.taps, g.meta.rows),
+                          current, golden_path);
+}
+
+KeepTaps golden_keep(const Golden& g) {
+  KeepTaps k;
+  for (const auto& [name, t] : g.taps) k.names.insert(name);
+  k.rows = g.meta.rows;
+  k.what = "golden";
+  return k;
+}
+
+GoldenCheck check_golden_cut(const Golden& g, const TapMap& ref, const TapMap& peer, const SourceHash& current,
+                             const std::string& golden_path) {
   GoldenCheck c;
-  const TapMap ref = golden_cut(truth.ref, g.taps, g.meta.rows);
-  const TapMap peer = golden_cut(truth.peer, g.taps, g.meta.rows);
   c.report = compare_taps(ref, &peer, g.taps);
   c.recorded_hash = g.meta.gpu_hash;
   c.current_hash = current.hex;

@@ -76,6 +76,11 @@ struct GoldenCheck {
 TapFilter golden_filter(const Golden& g);
 // Checks a golden against a truth run of its scenario (full-length taps; cut here) and the current gpu/ hash.
 GoldenCheck check_golden(const Golden& g, const Truth& truth, const SourceHash& current, const std::string& golden_path);
+// The same on taps already cut as golden_cut cuts them (a streaming truth run keeps only those: golden_keep).
+GoldenCheck check_golden_cut(const Golden& g, const TapMap& ref_cut, const TapMap& peer_cut, const SourceHash& current,
+                             const std::string& golden_path);
+// What a streaming truth run (run_truth_streaming) keeps to check `g`: its taps, prefill rows cut to its rows.
+KeepTaps golden_keep(const Golden& g);
 
 // "golden FILE: recorded on DEVICE (...)", the hash lines, the report (failures only unless `all_rows`), the
 // verdict and, on failure, the re-record command.

@@ -8,10 +8,19 @@ namespace salasim {
 
 RefRun run_reference(const Scenario& s, const ref::RefOptions& opt, const TapFilter& filter,
                      std::shared_ptr<const ref::RefWeights> weights) {
+  TapMap taps;
+  TapMapSink sink(&taps);
+  RefRun run = run_reference_to(s, opt, filter, sink, std::move(weights));
+  run.taps = std::move(taps);
+  return run;
+}
+
+RefRun run_reference_to(const Scenario& s, const ref::RefOptions& opt, const TapFilter& filter, TapSink& sink,
+                        std::shared_ptr<const ref::RefWeights> weights) {
   if (!weights) weights = ref::load_ref_weights(s.cfg, s.weights);
   ref::RefModel m(s.cfg, weights, opt);
   RefRun run;
-  ref::TapRecorder rec{filter, &run.taps, "prefill"};
+  ref::TapRecorder rec{filter, &sink, "prefill"};
   ref::TapRecorder* taps = filter.any() ? &rec : nullptr;
   using clock = std::chrono::steady_clock;
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/tap_recorder.hpp"
 #include "model/taps.hpp"
 #include "reference/model.hpp"
 #include "scenarios/scenario.hpp"
@@ -25,5 +26,8 @@ struct RefRun {
 
 RefRun run_reference(const Scenario& s, const ref::RefOptions& opt, const TapFilter& filter,
                      std::shared_ptr<const ref::RefWeights> weights = nullptr);
+// The same with the taps going to `sink` as they are recorded (run.taps stays empty).
+RefRun run_reference_to(const Scenario& s, const ref::RefOptions& opt, const TapFilter& filter, TapSink& sink,
+                        std::shared_ptr<const ref::RefWeights> weights = nullptr);
 
 }  // namespace salasim

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "compare/failure_inputs.hpp"
+#include "scenarios/truth_pair.hpp"
 
 namespace salasim {
 
@@ -16,26 +17,35 @@ TapFilter selection_filter(const ModelConfig& c) {
   return f;
 }
 
-namespace {
 TapFilter with_selections(const ModelConfig& c, TapFilter f) {
   if (f.patterns.size() == 1 && f.patterns[0] == "*") return f;
   for (std::string& p : selection_filter(c).patterns) f.patterns.push_back(std::move(p));
   return f;
 }
-}  // namespace
 
 Truth run_truth(const Scenario& s, const TapFilter& filter, std::shared_ptr<const ref::RefWeights> weights) {
-  if (!weights) weights = ref::load_ref_weights(s.cfg, s.weights);
-  const TapFilter f = with_selections(s.cfg, filter);
   Truth t;
-  ref::RefOptions ro;  // float64, scores recorded
-  RefRun r = run_reference(s, ro, f, weights);
-  t.ref = std::move(r.taps);
-  t.ref_times = std::move(r.times);
-  std::unique_ptr<Backend> peer = make_peer_backend(weights);
-  BackendRun p = peer->run(s, f, &t.ref);
-  t.peer = std::move(p.taps);
-  t.peer_times = std::move(p.times);
+  TapMapSink ref_sink(&t.ref), peer_sink(&t.peer);
+  PairTimes times = run_ref_and_peer(s, with_selections(s.cfg, filter), std::move(weights), ref_sink, peer_sink);
+  t.ref_times = std::move(times.ref);
+  t.peer_times = std::move(times.peer);
+  return t;
+}
+
+StreamedTruth run_truth_streaming(const Scenario& s, std::shared_ptr<const ref::RefWeights> weights, KeepTaps keep,
+                                  const PairOptions& opt) {
+  StreamCompare cmp(std::move(keep));
+  PairOptions o = opt;
+  o.on_failure = [&cmp, &opt] {
+    cmp.abort();
+    if (opt.on_failure) opt.on_failure();
+  };
+  StreamedTruth t;
+  PairTimes times = run_ref_and_peer(s, TapFilter::all(), std::move(weights), cmp.sink(StreamCompare::Reference),
+                                     cmp.sink(StreamCompare::Peer), o);
+  t.result = cmp.finish();
+  t.ref_times = std::move(times.ref);
+  t.peer_times = std::move(times.peer);
   return t;
 }
 
@@ -67,6 +77,11 @@ double run_tap_bytes(const Scenario& s) {
                                     : 9 * L + h;                         // q, k, v, z, rope q, k, gla, norm, gate; o
   per_token = double(c.num_hidden_layers) * per_token + per_layer + 2 * h;  // + embed, final norm
   return 8 * per_token * (T + s.decode_steps);
+}
+
+double streamed_tap_bytes(const Scenario& s) {
+  const double n = double(s.prompt.size()), piece = s.prefill_chunk > 0 ? std::min<double>(s.prefill_chunk, n) : n;
+  return 2 * run_tap_bytes(s) * piece / (n + s.decode_steps) + double(kStreamBudgetBytes);
 }
 
 std::string format_times(const std::vector<PhaseTime>& times) {

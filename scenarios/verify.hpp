@@ -8,7 +8,9 @@
 
 #include "compare/hdf5_io.hpp"
 #include "compare/report.hpp"
+#include "compare/stream_compare.hpp"
 #include "scenarios/backend.hpp"
+#include "scenarios/truth_pair.hpp"
 
 namespace salasim {
 
@@ -21,10 +23,24 @@ struct Truth {
 // The selection taps of every sparse layer, "layer_NN/sparse/select/" (blocks and scores): teacher forcing hands
 // the blocks to a backend, the tie band needs the scores. Every run of verify records them whatever its filter.
 TapFilter selection_filter(const ModelConfig& c);
+// `f` plus the selection taps (unchanged when it records everything).
+TapFilter with_selections(const ModelConfig& c, TapFilter f);
 
-// Runs the reference and the peer on `s` with one copy of the weights (nullptr: loaded here), recording `filter`
-// (the selections are always recorded: the peer is forced with them).
+// Runs the reference and the peer on `s` side by side (scenarios/truth_pair.hpp) with one copy of the weights
+// (nullptr: loaded here), recording `filter` (the selections are always recorded: the peer is forced with them) and
+// keeping every recorded tap of both.
 Truth run_truth(const Scenario& s, const TapFilter& filter, std::shared_ptr<const ref::RefWeights> weights = nullptr);
+
+// Verify's peer mode, where the backend is the peer: the reference and the peer side by side with every tap
+// compared as both produce it (compare/stream_compare.hpp), so memory holds a few layers' taps instead of both runs'.
+// The report equals compare_taps(ref, &peer, peer) over full runs; `keep` names the taps kept for later checks (a
+// golden's, cut to its rows; a failure dump's).
+struct StreamedTruth {
+  StreamResult result;
+  std::vector<PhaseTime> ref_times, peer_times;
+};
+StreamedTruth run_truth_streaming(const Scenario& s, std::shared_ptr<const ref::RefWeights> weights, KeepTaps keep = {},
+                                  const PairOptions& opt = {});
 
 struct VerifyResult {
   CompareReport report;
@@ -45,6 +61,10 @@ int dump_failures(const std::string& path, const CompareReport& report, const Ta
 // (sparse layers' block scores grow with the prompt: [T, G, T/64]), plus the decode steps. verify keeps two runs
 // (three with a separate backend), so it refuses scenarios whose taps cannot fit, before running anything.
 double run_tap_bytes(const Scenario& s);
+
+// Bytes of taps a streaming truth run (run_truth_streaming) may hold: each run's taps of one prefill piece, plus
+// what waits for the slower run. An upper bound: a layer's taps leave as soon as both runs recorded them.
+double streamed_tap_bytes(const Scenario& s);
 
 // The phase times as one line: "prefill 1500 tokens 0.91 s, decode 4 tokens 0.03 s".
 std::string format_times(const std::vector<PhaseTime>& times);

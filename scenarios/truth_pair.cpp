@@ -1,0 +1,103 @@
+// Two threads, one relay of the reference's selections to the peer.
+#include "scenarios/truth_pair.hpp"
+
+#include <omp.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "model/error.hpp"
+
+namespace salasim {
+
+namespace {
+
+bool is_selection(const std::string& name) {
+  const std::string tail = "/sparse/select/blocks";
+  return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Passes the reference's taps on to its sink, keeping a copy of its selections (a few MB: [T, G, K] ids per sparse
+// layer and phase) for the peer, which waits on fetch() until the rows it attends with exist.
+class SelectionRelay : public TapSink {
+ public:
+  explicit SelectionRelay(TapSink& next) : next_(next) {}
+
+  void append(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer) override {
+    if (is_selection(name)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      TapMapSink(&selections_).append(name, shape, data, integer);
+      cv_.notify_all();
+    }
+    next_.append(name, shape, data, integer);  // after publishing: this may wait for the peer's taps
+  }
+  void replace(const std::string& name, Tap t) override { next_.replace(name, std::move(t)); }
+
+  void fetch(const std::string& name, int64_t row0, ref::Selection& sel) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] {
+      auto it = selections_.find(name);
+      return closed_ || (it != selections_.end() && it->second.shape[0] >= row0 + sel.T);
+    });
+    ref::use_forced_selection(selections_, name, row0, sel);  // after the reference stopped: fails naming the tap
+  }
+  void close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  TapSink& next_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  TapMap selections_;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+int threads_per_run() { return std::max(1, omp_get_max_threads() / 2); }
+
+PairTimes run_ref_and_peer(const Scenario& s, const TapFilter& filter, std::shared_ptr<const ref::RefWeights> w,
+                           TapSink& ref_sink, TapSink& peer_sink, const PairOptions& opt) {
+  if (!w) w = ref::load_ref_weights(s.cfg, s.weights);
+  SelectionRelay relay(ref_sink);
+  const int threads = threads_per_run();
+  PairTimes times;
+  std::exception_ptr error[2];
+  std::atomic<int> failures{0};
+  int order[2] = {0, 0};
+
+  auto run = [&](bool peer) {
+    omp_set_num_threads(threads);  // this thread's OpenMP regions and Eigen's GEMMs
+    ref::RefOptions ro;  // float64, scores recorded
+    if (peer) {
+      ro.num = ref::peer();
+      ro.forced_source = [&relay](const std::string& name, int64_t row0, ref::Selection& sel) {
+        relay.fetch(name, row0, sel);
+      };
+    }
+    if (opt.on_layer)
+      ro.on_layer = [&opt, peer](const ref::RefModel& m, int layer, int64_t rows) { opt.on_layer(peer, m, layer, rows); };
+    try {
+      RefRun r = run_reference_to(s, ro, filter, peer ? peer_sink : static_cast<TapSink&>(relay), w);
+      (peer ? times.peer : times.ref) = std::move(r.times);
+    } catch (...) {
+      error[peer] = std::current_exception();
+      order[peer] = ++failures;
+      if (opt.on_failure) opt.on_failure();
+    }
+    if (!peer) relay.close();
+  };
+  std::thread ref_thread(run, false), peer_thread(run, true);
+  ref_thread.join();
+  peer_thread.join();
+  if (error[0] && (!error[1] || order[0] < order[1])) std::rethrow_exception(error[0]);
+  if (error[1]) std::rethrow_exception(error[1]);
+  return times;
+}
+
+}  // namespace salasim
