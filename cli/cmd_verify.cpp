@@ -326,7 +326,7 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
 
   const FullRun f = ch.peer ? run_peer_mode(a, s, w, *ch.backend, out) : run_backend_mode(a, s, w, *ch.backend, out);
   const bool pass = f.report.pass() && f.golden.pass;
-  const std::string compare_note = f.streamed ? " (alongside the runs)" : "";
+  const std::string compare_note = f.streamed ? " of CPU alongside the runs" : "";
 
   if (a.json) {
     nlohmann::json j;

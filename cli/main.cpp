@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <malloc.h>
+
 #include <cstdio>
 #include <string>
 
@@ -10,6 +12,14 @@
 #include "model/error.hpp"
 
 int main(int argc, char** argv) {
+  // The reference's ops return fresh float64 matrices, up to a few hundred MB each ([4608, 4096] is 151 MB), and
+  // verify's runs do so from two threads. glibc would map each from the kernel and unmap it when freed (per-thread
+  // arenas always do above 64 MB), so every op paid page faults and zeroing: 15% of verify's CPU time. One arena, no
+  // mmap and no trimming keep freed blocks for the next op; the heap then stays at the run's peak, which is what
+  // verify's peak memory is anyway. (Before any thread exists: arenas are chosen when a thread first allocates.)
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{"salasim: float64 reference, CUDA path and verification harness for MiniCPM-SALA"};
   app.require_subcommand(1);
   salasim::cli::Run run;

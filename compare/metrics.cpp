@@ -86,6 +86,9 @@ void MetricsAccumulator::add(const double* ref, const double* other, int64_t n) 
 // (errors growing along the tensor at a constant ratio). `stairs_`, the Pareto front of the kept (ad, q), answers
 // "is it dominated" with one binary search.
 void MetricsAccumulator::offer(int64_t i, double r, double x, double ad) {
+  // Most elements fall under one step of the front (the pivot); tested without a division, with a margin that
+  // covers the multiplications' rounding, so the test never rejects an element the exact one would keep.
+  if (ad <= pivot_.ad && ad <= pivot_.q * std::fabs(r) * (1 - 0x1p-48)) return;
   const double q = ad == 0 ? 0.0 : ad / std::fabs(r);  // r = 0: +inf
   auto above = std::lower_bound(stairs_.begin(), stairs_.end(), ad, [](const Step& s, double v) { return s.ad < v; });
   if (above != stairs_.end() && above->q >= q) return;  // the largest q among the steps with ad >= this one's
@@ -95,6 +98,13 @@ void MetricsAccumulator::offer(int64_t i, double r, double x, double ad) {
   auto first = std::partition_point(stairs_.begin(), end, [q](const Step& s) { return s.q > q; });
   first = stairs_.erase(first, end);
   stairs_.insert(first, Step{ad, q});
+  // The pivot: the step that covers the most of [0, max ad] x [0, max q] (max q may be +inf: then the most ad).
+  const double ad_top = stairs_.back().ad, q_top = stairs_.front().q;
+  double best = -1;
+  for (const Step& s : stairs_) {
+    const double cover = std::isinf(q_top) ? (std::isinf(s.q) ? 0.0 : s.ad) : s.ad / ad_top * (s.q / q_top);
+    if (cover > best) best = cover, pivot_ = s;
+  }
 }
 
 TensorMetrics MetricsAccumulator::finish(const std::vector<int64_t>& shape) const {

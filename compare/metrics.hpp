@@ -80,6 +80,7 @@ class MetricsAccumulator {
   double max_abs_ = 0;
   std::vector<Candidate> candidates_;  // max-err candidates, by index
   std::vector<Step> stairs_;           // the undominated ones: ad ascending, q strictly descending
+  Step pivot_{-1, -1};                 // a step of the front that rejects most elements cheaply
 };
 
 // Flat row-major index -> one index per dimension, and its printed form "[3, 0, 17]".

@@ -32,7 +32,7 @@ struct KeepTaps {
 struct StreamResult {
   CompareReport report;  // as compare_taps(reference, &peer, peer)
   TapMap ref_kept, peer_kept;
-  double busy_s = 0;     // worker time spent comparing (mostly while the runs ran)
+  double busy_s = 0;     // CPU time the worker spent comparing (mostly while the runs ran)
   int64_t peak_held_bytes = 0;  // the most tap data held at once, waiting for the other side or the worker
   std::string kept_error;       // why the kept taps lack rows asked for (then they are incomplete), or ""
 };
