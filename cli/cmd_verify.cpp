@@ -226,6 +226,8 @@ struct FullRun {
   std::vector<PhaseTime> ref_times, peer_times, backend_times;
   std::string device;
   double compare_s = 0;
+  PairTimes pair;           // CPU and waits of the reference and the peer
+  double wait_s[2] = {0, 0};  // peer mode: time the reference / the peer waited for the other to catch up
   bool streamed = false;
   std::string dumped;
   GoldenPart golden;
@@ -245,9 +247,12 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
                                         progress_hooks(progress.get()));
   if (progress) progress->done();
   f.report = std::move(t.result.report);
-  f.ref_times = t.ref_times;
-  f.peer_times = t.peer_times;
-  f.backend_times = t.peer_times;
+  f.pair = t.times;
+  f.ref_times = t.times.ref;
+  f.peer_times = t.times.peer;
+  f.backend_times = t.times.peer;
+  f.wait_s[0] = t.result.wait_s[0];
+  f.wait_s[1] = t.result.wait_s[1];
   f.device = "CPU";
   f.compare_s = t.result.busy_s;
   f.streamed = true;
@@ -281,9 +286,9 @@ FullRun run_backend_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr
   Truth truth;
   {
     TapMapSink ref_sink(&truth.ref), peer_sink(&truth.peer);
-    PairTimes times = run_ref_and_peer(s, TapFilter::all(), w, ref_sink, peer_sink, progress_hooks(progress.get()));
-    truth.ref_times = f.ref_times = std::move(times.ref);
-    truth.peer_times = f.peer_times = std::move(times.peer);
+    f.pair = run_ref_and_peer(s, TapFilter::all(), w, ref_sink, peer_sink, progress_hooks(progress.get()));
+    truth.ref_times = f.ref_times = f.pair.ref;
+    truth.peer_times = f.peer_times = f.pair.peer;
   }
   out.say("reference (float64): {}\npeer (bf16):         {}\n", format_times(f.ref_times), format_times(f.peer_times));
   out.say("running the backend ...\n");
@@ -339,7 +344,10 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
     if (!ch.note.empty()) j["note"] = ch.note;
     j["times"] = {{"weights_s", load_s}, {"reference", times_json(f.ref_times)}, {"peer", times_json(f.peer_times)},
                   {"backend", times_json(f.backend_times)}, {"compare_s", f.compare_s},
-                  {"compare_alongside_runs", f.streamed}, {"total_s", since(t_load)}};
+                  {"compare_alongside_runs", f.streamed}, {"total_s", since(t_load)},
+                  {"threads_per_run", threads_per_run()}, {"reference_cpu_s", f.pair.ref_cpu_s},
+                  {"peer_cpu_s", f.pair.peer_cpu_s}, {"peer_waited_for_selections_s", f.pair.peer_wait_s},
+                  {"reference_waited_for_peer_s", f.wait_s[0]}, {"peer_waited_for_reference_s", f.wait_s[1]}};
     j["report"] = report_json(f.report);
     j["golden"] = f.golden.json;
     j["dump"] = f.dumped;
@@ -355,6 +363,12 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
   out.say("times: weights {:.2f} s | reference {} | peer {} | backend {}{} | compare {:.2f} s{} | total {:.1f} s\n",
           load_s, format_times(f.ref_times), format_times(f.peer_times), format_times(f.backend_times),
           ch.peer ? " (the peer's run)" : "", f.compare_s, compare_note, since(t_load));
+  out.say("CPU: reference {:.1f} s, peer {:.1f} s ({} thread(s) each, OpenMP helpers not counted); waits: peer for the "
+          "reference's selections {:.1f} s{}\n",
+          f.pair.ref_cpu_s, f.pair.peer_cpu_s, threads_per_run(), f.pair.peer_wait_s,
+          f.streamed ? fmt::format(", reference for the peer {:.1f} s, peer for the reference {:.1f} s", f.wait_s[0],
+                                   f.wait_s[1])
+                     : "");
   out.say("verify: {} (backend {}, scenario {})\n", pass ? "PASS" : "FAIL", label, s.name);
   return pass ? 0 : 1;
 }

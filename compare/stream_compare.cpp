@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
-#include <time.h>
-
 #include <algorithm>
+#include <chrono>
 #include <deque>
 
+#include "model/cpu_time.hpp"
 #include "model/error.hpp"
 
 namespace salasim {
@@ -25,13 +25,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // ".../select/scores" <-> ".../select/blocks"
 std::string sibling(const std::string& name, const char* from, const char* to) {
   return name.substr(0, name.size() - std::string(from).size()) + to;
-}
-
-// CPU time of the calling thread: the comparison's cost, whatever else the machine runs.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 int64_t per_row(const std::vector<int64_t>& shape) {
@@ -132,7 +125,12 @@ TapSink& StreamCompare::sink(Side side) { return *sinks_[side]; }
 void StreamCompare::push(Event e) {
   std::unique_lock<std::mutex> lock(mu_);
   // Only the side that runs ahead waits: its rows wait for the other side's, which pair with them at once.
-  cv_.wait(lock, [&] { return error_ || held_side_[e.side] == 0 || held_side_[e.side] + e.bytes <= budget_; });
+  auto room = [&] { return error_ || held_side_[e.side] == 0 || held_side_[e.side] + e.bytes <= budget_; };
+  if (!room()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cv_.wait(lock, room);
+    wait_s_[e.side] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   if (error_) fail("the tap comparison stopped (the other run or the comparison failed)");
   held_side_[e.side] += e.bytes;
   held_ += e.bytes;
@@ -366,6 +364,8 @@ StreamResult StreamCompare::finish() {
     out_.kept_error = e.what();
   }
   out_.peak_held_bytes = peak_held_;
+  out_.wait_s[Reference] = wait_s_[Reference];
+  out_.wait_s[Peer] = wait_s_[Peer];
   return std::move(out_);
 }
 

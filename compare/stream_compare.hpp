@@ -34,6 +34,7 @@ struct StreamResult {
   TapMap ref_kept, peer_kept;
   double busy_s = 0;     // CPU time the worker spent comparing (mostly while the runs ran)
   int64_t peak_held_bytes = 0;  // the most tap data held at once, waiting for the other side or the worker
+  double wait_s[2] = {0, 0};    // time each side waited for room (it ran ahead of the other by the budget)
   std::string kept_error;       // why the kept taps lack rows asked for (then they are incomplete), or ""
 };
 
@@ -81,6 +82,7 @@ class StreamCompare {
   std::condition_variable cv_;  // producers wait on room, the worker on events
   std::vector<Event> queue_;
   int64_t held_ = 0, peak_held_ = 0, held_side_[2] = {0, 0};
+  double wait_s_[2] = {0, 0};
   bool done_ = false;
   std::exception_ptr error_;
   std::thread worker_;

@@ -12,7 +12,7 @@ namespace salasim {
 namespace {
 
 constexpr auto kTick = std::chrono::seconds(1);       // a terminal's line is redrawn this often
-constexpr auto kLinePeriod = std::chrono::seconds(5);  // a log (not a terminal) gets a line this often at most
+constexpr auto kLinePeriod = std::chrono::seconds(10);  // a log (not a terminal) gets a line this often
 
 // Keys query p reads in attention: every key up to p (dense), or its selected blocks (sparse: the causal blocks up to
 // K_sel of them, each read whole).
@@ -61,12 +61,14 @@ double scenario_work(const Scenario& s) {
 Progress::Progress(const Scenario& s, std::vector<std::string> runs, std::FILE* out, bool tty)
     : s_(s), runs_(std::move(runs)), where_(runs_.size(), "starting"), work_done_(runs_.size(), 0.0),
       cuts_(prefill_cuts(s)), run_work_(std::max(1.0, scenario_work(s))), out_(out), tty_(tty) {
-  t0_ = stage_t0_ = last_print_ = clock::now();
-  if (tty_)
-    ticker_ = std::thread([this] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!cv_.wait_for(lock, kTick, [this] { return stop_; })) print_locked(true);
-    });
+  t0_ = stage_t0_ = clock::now();
+  last_print_ = t0_ - kLinePeriod;  // a log gets the first event's line at once
+  // A terminal's line is redrawn every second (the elapsed time moves); a log gets a line every kLinePeriod even
+  // while one layer takes long.
+  ticker_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, kTick, [this] { return stop_; })) print_locked(tty_);
+  });
 }
 
 Progress::~Progress() { done(); }
@@ -99,8 +101,11 @@ void Progress::done() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
+    if (tty_)
+      fmt::print(out_, "\r\033[K");  // the report starts on a clean line
+    else
+      print_locked(true);  // a log gets where things ended
     stop_ = true;
-    if (tty_) fmt::print(out_, "\r\033[K");
     std::fflush(out_);
   }
   cv_.notify_all();

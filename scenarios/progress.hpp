@@ -24,7 +24,7 @@ double scenario_work(const Scenario& s);
 class Progress {
  public:
   // runs: the runs that report layers ("reference", "peer"); out: the stream (stderr); tty: redraw one line in
-  // place every second, else print a line at most every few seconds.
+  // place every second, else print a line every 10 s and when a stage starts.
   Progress(const Scenario& s, std::vector<std::string> runs, std::FILE* out, bool tty);
   ~Progress();
   Progress(const Progress&) = delete;

@@ -4,10 +4,12 @@
 #include <omp.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "model/cpu_time.hpp"
 #include "model/error.hpp"
 
 namespace salasim {
@@ -37,12 +39,19 @@ class SelectionRelay : public TapSink {
 
   void fetch(const std::string& name, int64_t row0, ref::Selection& sel) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] {
+    auto ready = [&] {
       auto it = selections_.find(name);
       return closed_ || (it != selections_.end() && it->second.shape[0] >= row0 + sel.T);
-    });
+    };
+    if (!ready()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      cv_.wait(lock, ready);
+      waited_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     ref::use_forced_selection(selections_, name, row0, sel);  // after the reference stopped: fails naming the tap
   }
+  double waited_s = 0;  // the peer's total wait in fetch()
+
   void close() {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
@@ -85,6 +94,7 @@ PairTimes run_ref_and_peer(const Scenario& s, const TapFilter& filter, std::shar
     try {
       RefRun r = run_reference_to(s, ro, filter, peer ? peer_sink : static_cast<TapSink&>(relay), w);
       (peer ? times.peer : times.ref) = std::move(r.times);
+      (peer ? times.peer_cpu_s : times.ref_cpu_s) = thread_cpu_seconds();
     } catch (...) {
       error[peer] = std::current_exception();
       order[peer] = ++failures;
@@ -95,6 +105,7 @@ PairTimes run_ref_and_peer(const Scenario& s, const TapFilter& filter, std::shar
   std::thread ref_thread(run, false), peer_thread(run, true);
   ref_thread.join();
   peer_thread.join();
+  times.peer_wait_s = relay.waited_s;
   if (error[0] && (!error[1] || order[0] < order[1])) std::rethrow_exception(error[0]);
   if (error[1]) std::rethrow_exception(error[1]);
   return times;

@@ -21,6 +21,8 @@ struct PairOptions {
 
 struct PairTimes {
   std::vector<PhaseTime> ref, peer;
+  double ref_cpu_s = 0, peer_cpu_s = 0;  // CPU time of each run's thread (its OpenMP helpers not counted)
+  double peer_wait_s = 0;                // time the peer waited for the reference's selections
 };
 
 // OpenMP threads each run gets: half of what this process may use, at least one.

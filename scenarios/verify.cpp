@@ -41,11 +41,9 @@ StreamedTruth run_truth_streaming(const Scenario& s, std::shared_ptr<const ref::
     if (opt.on_failure) opt.on_failure();
   };
   StreamedTruth t;
-  PairTimes times = run_ref_and_peer(s, TapFilter::all(), std::move(weights), cmp.sink(StreamCompare::Reference),
-                                     cmp.sink(StreamCompare::Peer), o);
+  t.times = run_ref_and_peer(s, TapFilter::all(), std::move(weights), cmp.sink(StreamCompare::Reference),
+                             cmp.sink(StreamCompare::Peer), o);
   t.result = cmp.finish();
-  t.ref_times = std::move(times.ref);
-  t.peer_times = std::move(times.peer);
   return t;
 }
 

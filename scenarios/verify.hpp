@@ -37,7 +37,7 @@ Truth run_truth(const Scenario& s, const TapFilter& filter, std::shared_ptr<cons
 // golden's, cut to its rows; a failure dump's).
 struct StreamedTruth {
   StreamResult result;
-  std::vector<PhaseTime> ref_times, peer_times;
+  PairTimes times;
 };
 StreamedTruth run_truth_streaming(const Scenario& s, std::shared_ptr<const ref::RefWeights> weights, KeepTaps keep = {},
                                   const PairOptions& opt = {});
