@@ -69,7 +69,9 @@ void MetricsAccumulator::add(const double* ref, const double* other, int64_t n) 
       max_abs_ = ad;
       worst_ = {i, r, x};
     }
-    offer(i, r, x, ad);
+    // Most elements fall under one step of the front (the pivot): tested here, without a division, with a margin
+    // that covers the multiplications' rounding, so it never drops an element the exact test would keep.
+    if (!(ad <= pivot_.ad && ad <= pivot_.q * std::fabs(r) * (1 - 0x1p-48))) offer(i, r, x, ad);
     diff2_ += d * d;
     ref2_ += r * r;
     other2_ += x * x;
@@ -86,9 +88,6 @@ void MetricsAccumulator::add(const double* ref, const double* other, int64_t n) 
 // (errors growing along the tensor at a constant ratio). `stairs_`, the Pareto front of the kept (ad, q), answers
 // "is it dominated" with one binary search.
 void MetricsAccumulator::offer(int64_t i, double r, double x, double ad) {
-  // Most elements fall under one step of the front (the pivot); tested without a division, with a margin that
-  // covers the multiplications' rounding, so the test never rejects an element the exact one would keep.
-  if (ad <= pivot_.ad && ad <= pivot_.q * std::fabs(r) * (1 - 0x1p-48)) return;
   const double q = ad == 0 ? 0.0 : ad / std::fabs(r);  // r = 0: +inf
   auto above = std::lower_bound(stairs_.begin(), stairs_.end(), ad, [](const Step& s, double v) { return s.ad < v; });
   if (above != stairs_.end() && above->q >= q) return;  // the largest q among the steps with ad >= this one's
