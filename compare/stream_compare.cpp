@@ -125,13 +125,13 @@ TapSink& StreamCompare::sink(Side side) { return *sinks_[side]; }
 void StreamCompare::push(Event e) {
   std::unique_lock<std::mutex> lock(mu_);
   // Only the side that runs ahead waits: its rows wait for the other side's, which pair with them at once.
-  auto room = [&] { return error_ || held_side_[e.side] == 0 || held_side_[e.side] + e.bytes <= budget_; };
+  auto room = [&] { return stopped() || held_side_[e.side] == 0 || held_side_[e.side] + e.bytes <= budget_; };
   if (!room()) {
     const auto t0 = std::chrono::steady_clock::now();
     cv_.wait(lock, room);
     wait_s_[e.side] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  if (error_) fail("the tap comparison stopped (the other run or the comparison failed)");
+  if (stopped()) fail("the tap comparison stopped (the other run or the comparison failed)");
   held_side_[e.side] += e.bytes;
   held_ += e.bytes;
   peak_held_ = std::max(peak_held_, held_);
@@ -139,10 +139,15 @@ void StreamCompare::push(Event e) {
   cv_.notify_all();
 }
 
+std::exception_ptr StreamCompare::comparison_error() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
 void StreamCompare::abort() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!error_) error_ = std::make_exception_ptr(Error("the tap comparison was stopped"));
+    aborted_ = true;
     done_ = true;
     cv_.notify_all();
   }
@@ -154,8 +159,8 @@ void StreamCompare::work() {
     std::vector<Event> batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return error_ || done_ || !queue_.empty(); });
-      if (error_ || queue_.empty()) return;  // stopped, or done with nothing left
+      cv_.wait(lock, [&] { return stopped() || done_ || !queue_.empty(); });
+      if (stopped() || queue_.empty()) return;  // stopped, or done with nothing left
       batch.swap(queue_);
     }
     const double t0 = thread_cpu_seconds();
@@ -347,6 +352,7 @@ StreamResult StreamCompare::finish() {
   }
   worker_.join();
   if (error_) std::rethrow_exception(error_);
+  if (aborted_) fail("internal: finish() after abort()");
   // Selections whose reference recorded no scores: compared exactly, now that no scores can come.
   scores_ended_ = true;
   for (auto& [name, st] : streams_)

@@ -58,6 +58,9 @@ class StreamCompare {
   StreamResult finish();
   // After a producer failed: stops everything, so the other side stops waiting and unwinds.
   void abort();
+  // The comparison's own error (an unknown tap kind, ...), if it failed: after it, both producers fail with a plain
+  // "stopped", so this is the one to report.
+  std::exception_ptr comparison_error();
 
  private:
   struct Chunk;
@@ -83,8 +86,9 @@ class StreamCompare {
   std::vector<Event> queue_;
   int64_t held_ = 0, peak_held_ = 0, held_side_[2] = {0, 0};
   double wait_s_[2] = {0, 0};
-  bool done_ = false;
-  std::exception_ptr error_;
+  bool done_ = false, aborted_ = false;
+  std::exception_ptr error_;  // the worker's
+  bool stopped() const { return error_ || aborted_; }
   std::thread worker_;
 
   // worker-only state

@@ -29,10 +29,10 @@ struct RefOptions {
   const TapMap* forced_selection = nullptr;
   // The same from a source that is still filling (the reference running beside the peer): fills `sel`'s blocks from
   // rows [row0, row0 + sel.T) of the selection tap `name`, waiting for them if need be. Wins over forced_selection.
-  std::function<void(const std::string& name, int64_t row0, Selection& sel)> forced_source;
+  std::function<void(const std::string& name, int64_t row0, Selection& sel)> forced_source = nullptr;
   // Called from the running thread after each layer of each call (a prefill piece or a decode step), where the
   // model's phase and len (tokens before the call) and `rows` (the call's tokens) say how far it got: progress lines.
-  std::function<void(const RefModel& m, int layer, int64_t rows)> on_layer;
+  std::function<void(const RefModel& m, int layer, int64_t rows)> on_layer = nullptr;
 };
 
 struct SparseCache {

@@ -14,9 +14,9 @@ namespace salasim {
 
 struct PairOptions {
   // Each run's layer-done hook (ref::RefOptions::on_layer), with which run it is: progress lines.
-  std::function<void(bool peer, const ref::RefModel& m, int layer, int64_t rows)> on_layer;
+  std::function<void(bool peer, const ref::RefModel& m, int layer, int64_t rows)> on_layer = nullptr;
   // Called when a run fails, before the other is waited for: unblock what it may be waiting on (StreamCompare::abort).
-  std::function<void()> on_failure;
+  std::function<void()> on_failure = nullptr;
 };
 
 struct PairTimes {

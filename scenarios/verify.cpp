@@ -41,8 +41,13 @@ StreamedTruth run_truth_streaming(const Scenario& s, std::shared_ptr<const ref::
     if (opt.on_failure) opt.on_failure();
   };
   StreamedTruth t;
-  t.times = run_ref_and_peer(s, TapFilter::all(), std::move(weights), cmp.sink(StreamCompare::Reference),
-                             cmp.sink(StreamCompare::Peer), o);
+  try {
+    t.times = run_ref_and_peer(s, TapFilter::all(), std::move(weights), cmp.sink(StreamCompare::Reference),
+                               cmp.sink(StreamCompare::Peer), o);
+  } catch (...) {  // when the comparison failed first, the runs only saw it stop: report why it did
+    if (std::exception_ptr e = cmp.comparison_error()) std::rethrow_exception(e);
+    throw;
+  }
   t.result = cmp.finish();
   return t;
 }

@@ -58,8 +58,9 @@ int dump_failures(const std::string& path, const CompareReport& report, const Ta
                   const DumpInfo& info);
 
 // Bytes one run's taps take when every tap is recorded (float64): per prompt token, each layer's per-token taps
-// (sparse layers' block scores grow with the prompt: [T, G, T/64]), plus the decode steps. verify keeps two runs
-// (three with a separate backend), so it refuses scenarios whose taps cannot fit, before running anything.
+// (sparse layers' block scores grow with the prompt: [T, G, T/64]), plus the decode steps. verify with a separate
+// backend keeps three runs' (peer mode compares them as they come: streamed_tap_bytes), so it refuses scenarios
+// whose taps cannot fit, before running anything.
 double run_tap_bytes(const Scenario& s);
 
 // Bytes of taps a streaming truth run (run_truth_streaming) may hold: each run's taps of one prefill piece, plus
