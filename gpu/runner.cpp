@@ -63,8 +63,9 @@ MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o) {
   add("GLA state (fp32)", size_t(gla_state_bytes(c)));
   const RunnerWorkspace a = runner_workspace(c, o.chunk, o.max_context, o.taps);
   add(fmt::format("activations, chunk of {}", a.chunk), a.activations());
-  add("GLA chunk states", a.gla_ws);
+  add("GLA segment states", a.gla_ws);
   add("selection (ids + workspace)", a.blocks + a.sel_ws + a.scores);
+  add("attention split partials", a.attn_ws);
   add("cuBLAS workspace", a.cublas);
   return p;
 }
@@ -86,7 +87,7 @@ struct Runner::Impl {
   // activations
   Buffer<bf16_t> h, a, y, proj, attn, gu, act, logits_bf16;
   Buffer<float> logits_f32, scores;
-  Buffer<uint8_t> gla_ws, sel_ws;
+  Buffer<uint8_t> gla_ws, sel_ws, attn_ws;
   Buffer<int32_t> blocks, forced_blocks, tokens;
   size_t in_use = 0;
   // state
@@ -221,10 +222,11 @@ struct Runner::Impl {
     attn = Buffer<bf16_t>(s.attn / 2, "mixer output");
     gu = Buffer<bf16_t>(s.gu / 2, "mlp gate|up");
     act = Buffer<bf16_t>(s.act / 2, "mlp activation");
-    gla_ws = Buffer<uint8_t>(s.gla_ws, "GLA chunk states");
+    gla_ws = Buffer<uint8_t>(s.gla_ws, "GLA segment states");
     blocks = Buffer<int32_t>(s.blocks / 8, "selected blocks");
     forced_blocks = Buffer<int32_t>(s.blocks / 8, "forced blocks");
     sel_ws = Buffer<uint8_t>(s.sel_ws, "selection workspace");
+    attn_ws = Buffer<uint8_t>(s.attn_ws, "attention split partials");
     scores = Buffer<float>(s.scores / 4, "block scores");
     tokens = Buffer<int32_t>(s.tokens / 4, "tokens");
     logits_bf16 = Buffer<bf16_t>(size_t(c.vocab_size), "logits");
@@ -318,6 +320,8 @@ struct Runner::Impl {
     at.k_sel = Ks;
     at.out = attn.get();
     at.ldo = Q;
+    at.workspace = attn_ws.get();
+    at.workspace_bytes = attn_ws.size();
     if (sparse) {
       const bool want_scores = taps && taps->wants(P + "select/scores") && scores.size() > 0;
       SelectArgs sa;
@@ -510,6 +514,7 @@ std::vector<bf16_t> Runner::kv_cache(int layer, bool values) const {
   return out;
 }
 
+void Runner::set_profile(bool on) { impl_->opt.profile = on; }
 const MemoryPlan& Runner::plan() const { return impl_->plan; }
 PhaseTimes Runner::times() const { return impl_->times; }
 size_t Runner::device_bytes_in_use() const { return impl_->in_use; }
