@@ -37,8 +37,10 @@ __global__ void compress_k_kernel(const __nv_bfloat16* __restrict__ K, int64_t c
 
 void compress_k(const bf16_t* K, int64_t cap, int G, int hd, int64_t len_old, int64_t len, int kernel, int stride,
                 bf16_t* ck, int64_t ccap, Stream s) {
-  const std::string op = op_desc("compress_k", {{"G", G}, {"hd", hd}, {"cap", cap}, {"len_old", len_old}, {"len", len},
-                                                {"kernel", kernel}, {"stride", stride}, {"ccap", ccap}});
+  const auto op = [&] {
+    return op_desc("compress_k", {{"G", G}, {"hd", hd}, {"cap", cap}, {"len_old", len_old}, {"len", len},
+                                  {"kernel", kernel}, {"stride", stride}, {"ccap", ccap}});
+  };
   ARG_CHECK(kernel > 0 && stride > 0 && G > 0 && hd > 0, op, "kernel, stride, G and hd must be positive");
   ARG_CHECK(0 <= len_old && len_old <= len, op, "expected 0 <= len_old <= len");
   ARG_CHECK(len <= cap, op, "len exceeds the key cache capacity cap");
