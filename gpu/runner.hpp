@@ -58,6 +58,9 @@ class Runner {
   std::vector<float> gla_state(int layer) const;
   std::vector<bf16_t> kv_cache(int layer, bool values) const;
 
+  // Per-op CUDA events (times()) on or off from the next call; they cost host time on every op.
+  void set_profile(bool on);
+
   const MemoryPlan& plan() const;
   PhaseTimes times() const;
   size_t device_bytes_in_use() const;  // cudaMemGetInfo total - free, measured after allocation
