@@ -9,6 +9,11 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/salasim-out}
 mkdir -p "$OUT"
 B=${SALASIM_BUILD:-build-dev}
+# Binaries built on another machine carry that machine's source path (SALASIM_SOURCE_DIR) and may need a library
+# the device lacks: point that path here and put the carried libraries last on the search path.
+src_dir=$(cat "$B/source_dir" 2>/dev/null || true)
+if [ -n "$src_dir" ] && [ ! -e "$src_dir" ]; then mkdir -p "$(dirname "$src_dir")" && ln -s "$PWD" "$src_dir"; fi
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/$B/lib"
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 step_gpu() {
@@ -19,7 +24,7 @@ step_build() {
   local t0=$SECONDS
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DSALASIM_CUDA=ON -DSALASIM_CUDA_ARCH=90a > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; note "configure FAILED"; return 1; }
-  cmake --build $B -j"$(nproc)" --target salasim salasim_gpu_tests > "$OUT/build.log" 2>&1 \
+  cmake --build $B -j"$(nproc)" --target salasim salasim_gpu_tests salasim_ops_bench salasim_capi > "$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" "$OUT/build.log" | head -30; note "build FAILED"; return 1; }
   note "build ok in $((SECONDS - t0)) s"
 }
@@ -79,6 +84,37 @@ step_spot() {  # step_spot scenarios/sala-9b-1m.json [N [extra verify args, e.g.
   local rc=$?
   tail -25 "$log"
   [ $rc -eq 0 ] && note "spot check $sc $* PASS" || note "spot check $sc $* FAILED (rc $rc)"
+}
+step_optests() {  # the op-case table (bench/op_cases.hpp) against the reference, as the benchmarks run it
+  "$B/tests/salasim_gpu_tests" "[op_cases]" -r compact > "$OUT/op_cases.log" 2>&1
+  local rc=$?
+  tail -3 "$OUT/op_cases.log"
+  [ $rc -eq 0 ] && note "op cases pass" || { grep -B2 -A40 "FAILED" "$OUT/op_cases.log" | head -150; note "op cases FAILED (rc $rc)"; }
+}
+step_ops() {  # step_ops [benchmark filter]: the Google Benchmark suite, JSON in $OUT/ops.json
+  local filter=${1:-.}
+  "$B/bench/salasim_ops_bench" --benchmark_filter="$filter" --benchmark_out="$OUT/ops.json" --benchmark_out_format=json \
+    --benchmark_counters_tabular=true > "$OUT/ops.txt" 2>&1
+  local rc=$?
+  cat "$OUT/ops.txt" | cut -c1-200
+  [ $rc -eq 0 ] && note "ops benchmark done ($filter)" || note "ops benchmark FAILED (rc $rc)"
+}
+step_peers() {  # step_peers [gla lengths] [attn lengths]: fla and torch SDPA beside our kernels (bench/peers.py)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > "$OUT/pip.log" 2>&1
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 bench/peers.py --lib "$B/bench/libsalasim_capi.so" --gla "${1:-16K,256K,1M}" \
+    --attn "${2:-16K,64K}" --json "$OUT/peers.json" > "$OUT/peers.txt" 2>&1
+  local rc=$?
+  tail -12 "$OUT/peers.txt"
+  [ $rc -eq 0 ] && note "peers measured" || note "peers FAILED (rc $rc)"
+}
+step_ncu() {  # step_ncu <benchmark filter> <kernel regex> [launches]: Nsight Compute on the op's kernels
+  local tag; tag=$(printf '%s' "$1" | tr -c 'A-Za-z0-9' '_')
+  timeout 150 ncu --clock-control none -k "regex:$2" -c "${3:-2}" --section SpeedOfLight --section WarpStateStats \
+    --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    "$B/bench/salasim_ops_bench" --benchmark_filter="$1" > "$OUT/ncu_$tag.txt" 2>&1
+  local rc=$?
+  grep -E "^  [a-z_]+_kernel|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Executed Ipc A" "$OUT/ncu_$tag.txt" | head -40
+  [ $rc -eq 0 ] && note "ncu $1 done" || note "ncu $1 FAILED (rc $rc)"
 }
 for s in "$@"; do
   # shellcheck disable=SC2086
