@@ -151,11 +151,12 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
   const int g = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, gr = lane >> 2, c4 = lane & 3;
   const int64_t nq_tile = std::min<int64_t>(kQT, ch.nq - tq0);
   const WarpRole role = warp_role(nq_tile, warp);
-  int64_t n2v[2];
+  int lim[2];  // windows e_begin + [0, lim) are the ones query q0 + i sees (32-bit: the inner loop stays integer-light)
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int64_t tl = tq0 + role.q0 + i;
-    n2v[i] = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2) : 0;
+    const int64_t n2v = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2) : 0;
+    lim[i] = int(std::min<int64_t>(std::max<int64_t>(n2v - e_begin, 0), kSplit));
   }
   uint32_t qf[2][8][4];
   load_queries(ch, tq0, g, role.q0, tiles, qf);
@@ -176,9 +177,9 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
     __syncthreads();
     if (kt + 1 < n_tiles) load_keys(tiles + (st ^ 1) * kTileElems, ck, e_begin + (kt + 1) * kKeyTile, n2c);
     mma::cp_async_commit();
-    const int64_t e0 = e_begin + int64_t(kt) * kKeyTile;
     for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
-      if (e0 + 16 * mt >= n2v[0] && e0 + 16 * mt >= n2v[1]) break;  // warp-uniform: neither query sees these
+      const int local = kt * kKeyTile + 16 * mt;  // window e_begin + local is row gr of the m-tile
+      if (local >= lim[0] && local >= lim[1]) break;  // warp-uniform: neither query sees these
       float acc[2][2][4];
       tile_logits(acc, qf, tiles + st * kTileElems + 16 * mt * kLd, lane);
 #pragma unroll
@@ -186,9 +187,8 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
 #pragma unroll
         for (int h = 0; h < 4; ++h) {
           const int nt = h >> 1, e = h & 1;
-          const int64_t w0 = e0 + 16 * mt + gr, w1 = w0 + 8;
-          const float x0 = w0 < n2v[i] ? acc[i][nt][e] * ch.sc_log2 : -INFINITY;
-          const float x1 = w1 < n2v[i] ? acc[i][nt][e + 2] * ch.sc_log2 : -INFINITY;
+          const float x0 = local + gr < lim[i] ? acc[i][nt][e] * ch.sc_log2 : -INFINITY;
+          const float x1 = local + gr + 8 < lim[i] ? acc[i][nt][e + 2] * ch.sc_log2 : -INFINITY;
           const float tm = fmaxf(x0, x1);
           if (tm == -INFINITY) continue;
           if (tm > m[i][h]) {
@@ -270,12 +270,15 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
   const int g = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, gr = lane >> 2, c4 = lane & 3;
   const int64_t nq_tile = std::min<int64_t>(kQT, ch.nq - tq0);
   const WarpRole role = warp_role(nq_tile, warp);
-  int64_t n1v[2];
+  // windows w_begin + [lo, lim[i]) are the ones query q0 + i sees: 32-bit local indices in the inner loop
+  const int lo = w_begin < 0 ? int(-w_begin) : 0;
+  int lim[2];
   float lse_r[2][4];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int64_t tl = tq0 + role.q0 + i;
-    n1v[i] = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel, stride) : 0;
+    const int64_t n1v = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel, stride) : 0;
+    lim[i] = int(std::min<int64_t>(std::max<int64_t>(n1v - w_begin, 0), kPoolWindows));
 #pragma unroll
     for (int h = 0; h < 4; ++h)
       lse_r[i][h] = tl < ch.nq ? lse[tl * ch.H + int64_t(g) * kRows + 8 * (h >> 1) + 2 * c4 + (h & 1)] : 0.f;
@@ -296,12 +299,12 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
     for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
       const int local = kt * kKeyTile + 16 * mt;  // window w_begin + local is row gr of the m-tile
       float acc[2][2][4] = {};
-      if (w_begin + local < n1v[0] || w_begin + local < n1v[1])  // warp-uniform; else every key below is 0
+      if (local < lim[0] || local < lim[1])  // warp-uniform; else every key below is 0
         tile_logits(acc, qf, tiles + st * kTileElems + 16 * mt * kLd, lane);
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         float sum[2] = {0.f, 0.f};  // windows gr, gr + 8: this lane's 4 heads
-        const bool any = w_begin + local < n1v[i];
+        const bool any = local < lim[i];
         if (any)
 #pragma unroll
           for (int h = 0; h < 4; ++h) {
@@ -313,9 +316,9 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
         for (int r = 0; r < 2; ++r) {
           sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
           sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
-          const int64_t w = w_begin + local + gr + 8 * r;
+          const int w = local + gr + 8 * r;
           // a window the query does not see scores 0 (the reference's zeroed score array): it never raises a max
-          const uint16_t key = w >= 0 && w < n1v[i] ? __bfloat16_as_ushort(__float2bfloat16_rn(sum[r])) : uint16_t(0);
+          const uint16_t key = w >= lo && w < lim[i] ? __bfloat16_as_ushort(__float2bfloat16_rn(sum[r])) : uint16_t(0);
           if (c4 == 0) wsc[(role.q0 + i) * kPoolWindows + local + gr + 8 * r] = key;
         }
       }
