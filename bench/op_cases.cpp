@@ -542,11 +542,11 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   if (shape_name == "lm_head") out = c.vocab_size, tol = "final/logits";
   const int64_t T = gemv ? 1 : std::min(kChunk, N);
   struct S {
-    std::unique_ptr<gpu::Blas> blas;
+    std::unique_ptr<gpu::Blas> blas;  // bound to the stream of the last run (cuBLAS launches on its handle's stream)
+    gpu::Stream stream = nullptr;
     gpu::Buffer<bf16_t> x, W, y;
   };
   auto s = std::make_shared<S>();
-  s->blas = std::make_unique<gpu::Blas>(nullptr);
   const Rand rx = rnd(seed, "gemm.x", 1.0), rW = rnd(seed, "gemm.W", 1.0 / std::sqrt(double(in)));
   s->x = gpu::Buffer<bf16_t>(size_t(T * in), "x");
   s->W = gpu::Buffer<bf16_t>(size_t(out) * in, "W");
@@ -560,7 +560,11 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   oc.context = N;
   oc.flops = 2.0 * double(T) * in * out;
   oc.bytes = double(out) * in * 2 + double(T) * (in + out) * 2;
-  oc.run = [s, T, in, out, cublas](gpu::Stream) {
+  oc.run = [s, T, in, out, cublas](gpu::Stream st) {
+    if (!s->blas || s->stream != st) {
+      s->blas = std::make_unique<gpu::Blas>(st);
+      s->stream = st;
+    }
     gpu::set_gemv(!cublas);
     gpu::linear(*s->blas, s->x.get(), in, s->W.get(), T, in, out, s->y.get(), out);
     gpu::set_gemv(false);
