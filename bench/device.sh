@@ -34,7 +34,7 @@ step_tests() {  # op tests (the model tests are step_model)
   tail -3 "$OUT/gpu_tests.log"
   [ $rc -eq 0 ] && note "gpu op tests passed" || { grep -B2 -A25 "FAILED" "$OUT/gpu_tests.log" | head -150; note "gpu op tests FAILED (rc $rc)"; }
 }
-SMALL="~[model]~[synth]~[large]"  # racecheck is ~100x slower: the op tests of small sizes
+SMALL="~[model]~[synth]~[large]~[op_cases]"  # racecheck is ~100x slower: the op tests of small sizes
 step_sanitize() {  # step_sanitize [tool...] (default: memcheck racecheck)
   local tools=("$@")
   [ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck)
@@ -122,5 +122,7 @@ for s in "$@"; do
   cmd=$1; shift
   "step_$cmd" "$@" || break
 done
+# Everything written under $OUT in one archive: the device tool brings back at most 8 files.
+(cd "$OUT" && tar czf /tmp/salasim-all.tgz --exclude=all.tgz . && mv /tmp/salasim-all.tgz all.tgz)
 echo "======== summary"
 printf '%s\n' "${summary[@]}"
