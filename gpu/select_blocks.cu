@@ -1,4 +1,4 @@
-// select_blocks on the GPU (sala-spec §4.3-4.4): stage-1 block scores, max-pool, forced blocks and an exact top-k,
+// select_blocks on the GPU (docs/spec.md §4.3-4.4): stage-1 block scores, max-pool, forced blocks and an exact top-k,
 // the function of reference/select_blocks.cpp. Queries run in sub-chunks that fit the workspace; per sub-chunk of nq
 // queries (n1 / n2 = K1 / K2 windows complete at its last query):
 //
@@ -16,7 +16,7 @@
 //     16-bit keys, ties to the lower block index; ids ascending, -1 padding; the optional score row.
 //
 // Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2, i.e.
-// sala-spec's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers. The grid's x runs over query tiles, so
+// docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers. The grid's x runs over query tiles, so
 // the CTAs resident at once share a few 512-window key splits: compressed keys come from HBM about once per sub-chunk
 // (40 MiB per kv head at 2M keys) and from L2 otherwise, ~130 FLOP per HBM byte: tensor- and exp-bound, not
 // memory-bound. The epilogue (fragment -> smem -> exp2 -> head sum) costs about as much issue time as the MMAs, so
@@ -39,6 +39,7 @@
 #include "gpu/check.cuh"
 #include "gpu/select_blocks.hpp"
 #include "model/runner_plan.hpp"
+#include "model/windows.hpp"
 
 namespace salasim::gpu {
 
@@ -58,10 +59,6 @@ constexpr float kLog2e = 1.4426950408889634f;
 using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major>;
 using FragBt = wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major>;  // K^T from key rows
 using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-
-__host__ __device__ inline int64_t n_windows(int64_t len, int kernel, int stride) {
-  return len < kernel ? 0 : (len - kernel) / stride + 1;
-}
 
 __host__ __device__ inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
