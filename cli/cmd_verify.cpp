@@ -136,7 +136,7 @@ GoldenPart golden_part(const Scenario& s, const Truth& truth, bool prompt_overri
   }
   try {
     const Golden gold = read_golden(path);
-    const GoldenCheck c = check_golden(gold, truth, gpu_source_hash(), rel);
+    const GoldenCheck c = check_golden(gold, s, truth, gpu_source_hash(), rel);
     g.pass = c.pass();
     g.text = format_golden_check(c, gold, rel);
     g.json = {{"file", rel}, {"checked", true}, {"pass", c.pass()}, {"device", gold.meta.device},
