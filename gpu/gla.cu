@@ -1,6 +1,6 @@
 // gla: chunked (C = 64) and recurrent forms of simple GLA with a constant per-head decay, in fp32.
 //
-// Chunked, three launches (sala-spec §3.1, with g_j = gamma (j+1) inside a chunk of L tokens):
+// Chunked, three launches (docs/spec.md §3.1, with g_j = gamma (j+1) inside a chunk of L tokens):
 //   chunk_kv  grid (chunks, H): W_c = sum_i exp(gamma (L-1-i)) k_i^T v_i               -> workspace [c, h]
 //   scan      grid (H, hd*hd/256): S_c entering each chunk; S <- exp(gamma L) S + W_c     (workspace[c] := S_c)
 //   chunk_out grid (chunks, H): o_j = tau (exp(g_j) q_j S_c + sum_{i<=j} exp(gamma (j-i)) (q_j.k_i) v_i)
