@@ -15,6 +15,8 @@ import shlex
 import subprocess
 import sys
 
+from doc_files import finish, markdown_files
+
 RUN = {"params", "synth-checkpoint", "tolerances", "model"}
 SUBCOMMANDS = {"verify", "params", "synth-checkpoint", "ref", "run", "model", "memory", "latency", "report", "diff",
                "tolerances", "golden", "record", "check"}
@@ -102,8 +104,7 @@ def check_options(command, binary, build, source, helps):
 
 def main():
     source, binary, build = (os.path.abspath(a) for a in sys.argv[1:4])
-    files = [os.path.join(source, "README.md")]
-    files += sorted(os.path.join(source, "docs", f) for f in os.listdir(os.path.join(source, "docs")) if f.endswith(".md"))
+    files = markdown_files(source)
     problems, ran, checked, helps = [], 0, 0, {}
     for path in files:
         for n, command, output, code in shown_commands(path):
@@ -116,11 +117,8 @@ def main():
                 checked += 1
             if why:
                 problems.append(f"{os.path.relpath(path, source)}:{n}: $ {command}: {why}")
-    for p in problems:
-        print(p)
-    if problems:
-        sys.exit(f"check_commands: {len(problems)} of {ran + checked} shown commands do not run as shown")
-    print(f"check_commands: OK, {ran} commands ran as shown, {checked} more use only options their subcommand has")
+    finish(problems, f"check_commands: {len(problems)} of {ran + checked} shown commands do not run as shown",
+           f"check_commands: OK, {ran} commands ran as shown, {checked} more use only options their subcommand has")
 
 
 if __name__ == "__main__":

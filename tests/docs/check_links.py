@@ -9,6 +9,8 @@ import os
 import re
 import sys
 
+from doc_files import finish, markdown_files
+
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
 HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -93,16 +95,11 @@ def check_file(path, source, problems):
 
 def main():
     source = os.path.abspath(sys.argv[1])
-    files = [os.path.join(source, "README.md")]
-    docs = os.path.join(source, "docs")
-    files += sorted(os.path.join(docs, f) for f in os.listdir(docs) if f.endswith(".md"))
+    files = markdown_files(source)
     problems = []
     links = sum(check_file(p, source, problems) for p in files)
-    for p in problems:
-        print(p)
-    if problems:
-        sys.exit(f"check_links: {len(problems)} broken link(s) of {links} in {len(files)} files")
-    print(f"check_links: OK, {links} relative links in {len(files)} files resolve")
+    finish(problems, f"check_links: {len(problems)} broken link(s) of {links} in {len(files)} files",
+           f"check_links: OK, {links} relative links in {len(files)} files resolve")
 
 
 if __name__ == "__main__":
