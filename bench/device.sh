@@ -3,6 +3,8 @@
 #   bash bench/device.sh build tests sanitize model "run 64K" "run 1M" verify ...
 # With binaries built on another machine and carried (the device tool's carry), skip the build:
 #   SALASIM_BUILD=build bash bench/device.sh gpu tests "run 2048K"
+# A measured run for the latency model's calibration (its record at $OUT/reports/measured/h200/run_64K.json):
+#   SALASIM_BUILD=build bash bench/device.sh gpu "measure 64K"
 # Logs and JSON land in $OUT (the device tool brings them back); the last lines printed are a summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +62,18 @@ step_run() {  # step_run 64K [extra args]; "--time-limit auto" leaves ~70 s of t
   local rc=$?
   cat "$OUT/run_$ctx.txt"
   [ $rc -eq 0 ] && note "run $ctx: $(grep -E 'TTFT|decode:' "$OUT/run_$ctx.txt" | tr '\n' ' ')" || note "run $ctx FAILED (rc $rc)"
+}
+step_measure() {  # step_measure 64K [extra args]: a run whose record is a measured run of reports/measured/<hw>/
+  # The record lands in $OUT at its path in the repository, written by `salasim run --json-out` and never edited:
+  # cp <device output>/reports/measured/h200/run_64K.json reports/measured/h200/ (docs/performance.md).
+  local ctx=$1; shift
+  local dir="$OUT/reports/measured/${SALASIM_HW:-h200}"
+  mkdir -p "$dir"
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --json-out "$dir/run_$ctx.json" "$@" > "$OUT/measure_$ctx.txt" 2>&1
+  local rc=$?
+  cat "$OUT/measure_$ctx.txt"
+  [ $rc -eq 0 ] && [ -s "$dir/run_$ctx.json" ] && note "measured $ctx: $(grep -E 'TTFT|decode:' "$OUT/measure_$ctx.txt" | tr '\n' ' ')-> ${dir#"$OUT"/}/run_$ctx.json" \
+                || note "measure $ctx FAILED (rc $rc)"
 }
 step_verify() {  # the main job on the default scenario, GPU backend
   "$B/salasim" verify --backend gpu --failures-only --dump "$OUT" "$@" > "$OUT/verify.txt" 2>&1

@@ -1,7 +1,8 @@
 // `salasim golden record|check`: goldens are the GPU path's taps of a small scenario, kept in tests/golden/ so a CI
 // without a GPU notices a kernel change whose numerics were not re-verified (scenarios/golden.hpp).
 //   record (needs the GPU backend): verify the GPU on the scenario, then write its golden subset.
-//   check (CPU): recompute the reference and the peer, gate the golden's taps, compare the gpu/ source hash.
+//   check (CPU): recompute the reference and the peer, check the golden's tap set and scenario, gate its taps,
+//   compare the gpu/ source hash.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -73,10 +74,11 @@ int run_check(const GoldenArgs& a) {
   if (s.name != g.meta.scenario)
     fail("{}: the golden was recorded on scenario '{}', but {} is scenario '{}'", shown, g.meta.scenario,
          source_relative(scenario_path), s.name);
-  const Truth truth = run_truth(s, golden_filter(g), ref::load_ref_weights(s.cfg, s.weights));
+  // Every tap, not only the golden's: what the golden must hold comes from the reference's full run.
+  const Truth truth = run_truth(s, TapFilter::all(), ref::load_ref_weights(s.cfg, s.weights));
   GoldenCheck c;
   try {
-    c = check_golden(g, truth, gpu_source_hash(), shown);
+    c = check_golden(g, s, truth, gpu_source_hash(), shown);
   } catch (const Error& e) {  // e.g. the scenario's prompt changed under the golden: it must be re-recorded
     fmt::print("golden check of {}: FAIL: {}\nRe-record it on a GPU machine:\n  {}\n", shown, e.what(),
                rerecord_command(g.meta.scenario_path, shown));

@@ -1,4 +1,4 @@
-// `salasim params`: the parameter table of sala-spec §6 from a config, optionally checked against a checkpoint.
+// `salasim params`: the parameter table of docs/spec.md §6 from a config, optionally checked against a checkpoint.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -77,7 +77,7 @@ int run_params(const ParamsArgs& a) {
 
 void add_params(CLI::App& app, Run& run) {
   auto a = std::make_shared<ParamsArgs>();
-  CLI::App* c = app.add_subcommand("params", "Parameter count per component and in total (sala-spec §6)");
+  CLI::App* c = app.add_subcommand("params", "Parameter count per component and in total (docs/spec.md §6)");
   c->add_option("--config", a->config, "config.json (default scenarios/models/minicpm-sala-9b.json)");
   c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint folder: count and check its tensors (headers only)");
   c->add_flag("--json", a->json, "machine-readable output");

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -23,6 +25,24 @@
 namespace salasim::cli {
 
 namespace {
+
+#ifdef SALASIM_HAVE_CUDA
+// The NVIDIA kernel driver's version ("580.159.04"), for the run record: Linux publishes it in
+// /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ...").
+std::string driver_version() {
+  std::ifstream f("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(f, line)) return "unknown (no /proc/driver/nvidia/version)";
+  const std::string key = "Kernel Module";
+  const size_t at = line.find(key);
+  if (at == std::string::npos) return line;
+  std::istringstream rest(line.substr(at + key.size()));
+  std::string version;
+  rest >> version;
+  return version.empty() ? line : version;
+}
+#endif
+
 struct Args {
   std::string config = "scenarios/models/minicpm-sala-9b.json";
   std::string context = "64K";
@@ -138,6 +158,8 @@ int run(const Args& a) {
   {
     nlohmann::json j = {{"date", date},
                         {"gpu", gpu_name},
+                        {"driver", driver_version()},
+                        {"revision", git_revision()},
                         {"command", a.command_line},
                         {"config", c.source},
                         {"context", N},
@@ -210,7 +232,7 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint instead of synthetic weights");
   c->add_flag("--plan", a->plan_only, "print the memory plan only (no GPU needed)");
   c->add_option("--time-limit", a->time_limit, "stop the prefill after this many seconds and report how far it got (exit 4)");
-  c->add_flag("--json", a->json, "machine-readable output (the reports/measured/*.json record format)");
+  c->add_flag("--json", a->json, "machine-readable output (the reports/measured/<hw>/*.json record format)");
   c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }

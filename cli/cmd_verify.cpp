@@ -136,10 +136,11 @@ GoldenPart golden_part(const Scenario& s, const Truth& truth, bool prompt_overri
   }
   try {
     const Golden gold = read_golden(path);
-    const GoldenCheck c = check_golden(gold, truth, gpu_source_hash(), rel);
+    const GoldenCheck c = check_golden(gold, s, truth, gpu_source_hash(), rel);
     g.pass = c.pass();
     g.text = format_golden_check(c, gold, rel);
-    g.json = {{"file", rel}, {"checked", true}, {"pass", c.pass()}, {"device", gold.meta.device},
+    g.json = {{"file", rel}, {"checked", true}, {"pass", c.pass()}, {"tap_set_ok", c.tap_set_ok()},
+              {"device", gold.meta.device},
               {"recorded_hash", c.recorded_hash}, {"current_hash", c.current_hash}, {"report", report_json(c.report)},
               {"rerecord", c.rerecord}};
   } catch (const Error& e) {  // a golden of another prompt length, a damaged file: the golden fails, loudly

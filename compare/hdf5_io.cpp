@@ -1,4 +1,4 @@
-// Tap dumps and failure dumps in HDF5: the layout (README "HDF5 dumps") written and read back, with checks that
+// Tap dumps and failure dumps in HDF5: the layout (docs/formats.md) written and read back, with checks that
 // turn a foreign or damaged file into a message naming the file, the object and the expectation.
 #include "compare/hdf5_io.hpp"
 

@@ -1,5 +1,5 @@
 // HDF5 dumps of tap maps (one dataset per tap at its path) and of failing taps (reference, backend, difference and
-// the op's inputs), readable by h5py. The layout is described in README.md ("HDF5 dumps").
+// the op's inputs), readable by h5py. The layout is described in docs/formats.md ("HDF5 dumps").
 #pragma once
 #include <map>
 #include <optional>

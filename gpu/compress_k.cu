@@ -1,4 +1,4 @@
-// compress_k on the GPU (sala-spec §4.2): window c of the compressed keys = mean of keys [stride c, stride c + kernel),
+// compress_k on the GPU (docs/spec.md §4.2): window c of the compressed keys = mean of keys [stride c, stride c + kernel),
 // summed in fp32 and rounded once to bf16, written only for the windows the new keys complete.
 //
 // Launch: one thread per output element (g, c, dim), a grid-stride loop over G * n_new * hd elements, 256 threads
@@ -11,12 +11,11 @@
 
 #include "gpu/check.cuh"
 #include "gpu/compress_k.hpp"
+#include "model/windows.hpp"
 
 namespace salasim::gpu {
 
 namespace {
-
-int64_t n_windows(int64_t len, int kernel, int stride) { return len < kernel ? 0 : (len - kernel) / stride + 1; }
 
 // K: [G, cap, hd] bf16; ck: [G, ccap, hd] bf16. Writes windows c in [c0, c0 + nc) of every kv head.
 __global__ void compress_k_kernel(const __nv_bfloat16* __restrict__ K, int64_t cap, int G, int hd, int64_t c0,

@@ -1,4 +1,4 @@
-// gla: simple GLA with a constant per-head decay (sala-spec §3, docs/spec.md), chunked on tensor cores for prefill and
+// gla: simple GLA with a constant per-head decay (docs/spec.md §3), chunked on tensor cores for prefill and
 // recurrent for decode and short pieces, as HF dispatches.
 //
 // Chunked form (§3.1; chunk C = 64, token j of a chunk of L tokens, lambda = exp(gamma), S_c entering chunk c):

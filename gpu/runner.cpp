@@ -20,12 +20,12 @@
 #include "model/memory.hpp"
 #include "model/runner_plan.hpp"
 #include "model/taps.hpp"
+#include "model/windows.hpp"
 
 namespace salasim::gpu {
 
 namespace {
 
-int64_t windows(int64_t len, int kernel, int stride) { return len < kernel ? 0 : (len - kernel) / stride + 1; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void check_supported(const ModelConfig& c, const RunnerOptions& o) {
@@ -187,8 +187,8 @@ struct Runner::Impl {
     w = load_device_weights(c, weights_src, stream);
     const int G = c.num_key_value_heads, hd = c.head_dim;
     cap = opt.max_context;
-    cap1 = std::max<int64_t>(1, windows(cap, c.sparse.kernel_size, c.sparse.kernel_stride));
-    cap2 = std::max<int64_t>(1, windows(cap, c.sparse.k2_kernel(), c.sparse.k2_stride()));
+    cap1 = std::max<int64_t>(1, n_windows(cap, c.sparse.kernel_size, c.sparse.kernel_stride));
+    cap2 = std::max<int64_t>(1, n_windows(cap, c.sparse.k2_kernel(), c.sparse.k2_stride()));
     K.resize(size_t(c.num_hidden_layers));
     V.resize(K.size());
     K1.resize(K.size());
@@ -302,8 +302,8 @@ struct Runner::Impl {
       compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.kernel_size, c.sparse.kernel_stride, K1[size_t(l)].get(), cap1, stream);
       compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.k2_kernel(), c.sparse.k2_stride(), K2[size_t(l)].get(), cap2, stream);
     });
-    tap_cache(taps, P + "compress_k/k1", K1[size_t(l)].get(), windows(len_new, c.sparse.kernel_size, c.sparse.kernel_stride), cap1);
-    tap_cache(taps, P + "compress_k/k2", K2[size_t(l)].get(), windows(len_new, c.sparse.k2_kernel(), c.sparse.k2_stride()), cap2);
+    tap_cache(taps, P + "compress_k/k1", K1[size_t(l)].get(), n_windows(len_new, c.sparse.kernel_size, c.sparse.kernel_stride), cap1);
+    tap_cache(taps, P + "compress_k/k2", K2[size_t(l)].get(), n_windows(len_new, c.sparse.k2_kernel(), c.sparse.k2_stride()), cap2);
     AttnArgs at;
     at.q = q;
     at.ldq = ld;

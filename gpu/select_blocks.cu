@@ -1,4 +1,4 @@
-// select_blocks on the GPU (sala-spec §4.3-4.4): stage-1 block scores, max-pool, forced blocks and an exact top-k,
+// select_blocks on the GPU (docs/spec.md §4.3-4.4): stage-1 block scores, max-pool, forced blocks and an exact top-k,
 // the function of reference/select_blocks.cpp. Queries run in sub-chunks that fit the workspace; per sub-chunk of nq
 // queries (n1 / n2 = K1 / K2 windows complete at its last query, nb its causal blocks):
 //
@@ -21,8 +21,9 @@
 //     keys share their high byte), ties to the lower block index; ids ascending, -1 padding; the optional scores.
 //
 // Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2:
-// sala-spec's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU unit
-// gives 16 exp2 per clock per SM; mma::exp2_ftz keeps each a single MUFU op). Skipped when every causal block of the sub-chunk's last query is chosen anyway.
+// docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU unit
+// gives 16 exp2 per clock per SM; mma::exp2_ftz keeps each a single MUFU op). Skipped when every causal block of
+// the sub-chunk's last query is chosen anyway.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@
 #include "gpu/mma.cuh"
 #include "gpu/select_blocks.hpp"
 #include "model/runner_plan.hpp"
+#include "model/windows.hpp"
 
 namespace salasim::gpu {
 
@@ -54,9 +56,6 @@ constexpr size_t kTileSmem = size_t(2 * kTileElems) * 2;                       /
 constexpr size_t kPoolSmem = kTileSmem + size_t(kQT * kPoolWindows) * 2;      // + window scores: 86,016 B
 constexpr float kLog2e = 1.4426950408889634f;
 
-__host__ __device__ inline int64_t n_windows(int64_t len, int kernel, int stride) {
-  return len < kernel ? 0 : (len - kernel) / stride + 1;
-}
 
 // Shapes and positions of one sub-chunk of queries: chunk-local query tl is absolute query t0 + tl at position
 // pos0 + t0 + tl.

@@ -1,4 +1,4 @@
-// sparse_attn / dense_attn on the GPU (sala-spec §4.5, §4.1): each query's 16 heads of one kv group attend to the
+// sparse_attn / dense_attn on the GPU (docs/spec.md §4.5, §4.1): each query's 16 heads of one kv group attend to the
 // keys j <= p of its selected 64-token blocks (dense: every block b <= p/64) with an fp32 online softmax.
 //
 // Prefill (T > kAttnSplitMaxT): tile_kernel, grid (ceil(T/4), G), 4 warps, one query per warp, 2 CTAs per SM. The 4

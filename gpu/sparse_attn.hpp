@@ -1,5 +1,5 @@
 // sparse_attn on the GPU: each query attends, with an fp32 online softmax, to the keys j <= p of its selected
-// 64-token blocks (sala-spec §4.5); bf16 in, bf16 out. dense_attn is the same kernels with every causal block.
+// 64-token blocks (docs/spec.md §4.5); bf16 in, bf16 out. dense_attn is the same kernels with every causal block.
 #pragma once
 #include "gpu/common.hpp"
 #include "model/runner_plan.hpp"

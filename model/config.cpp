@@ -1,4 +1,4 @@
-// config.json parsing and checks (sala-spec.md §1), and the quantities derived from it.
+// config.json parsing and checks (docs/spec.md §1), and the quantities derived from it.
 #include "model/config.hpp"
 
 #include <cmath>

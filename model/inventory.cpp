@@ -5,6 +5,7 @@
 #include <map>
 
 #include "model/error.hpp"
+#include "model/shape.hpp"
 
 namespace salasim {
 
@@ -21,17 +22,9 @@ const char* component_name(Component c) {
   return "?";
 }
 
-int64_t TensorSpec::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t TensorSpec::numel() const { return shape_numel(shape); }
 
-int64_t TensorSpec::cols() const {
-  int64_t n = 1;
-  for (size_t i = 1; i < shape.size(); ++i) n *= shape[i];
-  return n;
-}
+int64_t TensorSpec::cols() const { return shape_numel(shape, 1); }
 
 std::string layer_prefix(int layer) { return fmt::format("model.layers.{}.", layer); }
 std::string tensor_name_embed() { return "model.embed_tokens.weight"; }

@@ -1,7 +1,8 @@
-// Memory facts of a config: weights (bf16, GPTQ W4A16), KV cache, compressed keys, GLA state (sala-spec §7).
+// Memory facts of a config: weights (bf16, GPTQ W4A16), KV cache, compressed keys, GLA state (docs/spec.md §7).
 #include "model/memory.hpp"
 
 #include "model/error.hpp"
+#include "model/windows.hpp"
 
 namespace salasim {
 
@@ -45,15 +46,11 @@ int64_t kv_bytes_per_token(const ModelConfig& c) {
 
 int64_t kv_cache_bytes(const ModelConfig& c, int64_t tokens) { return kv_bytes_per_token(c) * tokens; }
 
-static int64_t pooled_entries(int64_t tokens, int64_t kernel, int64_t stride) {
-  return tokens < kernel ? 0 : (tokens - kernel) / stride + 1;
-}
-
 int64_t k1_entries(const ModelConfig& c, int64_t tokens) {
-  return pooled_entries(tokens, c.sparse.kernel_size, c.sparse.kernel_stride);
+  return n_windows(tokens, c.sparse.kernel_size, c.sparse.kernel_stride);
 }
 int64_t k2_entries(const ModelConfig& c, int64_t tokens) {
-  return pooled_entries(tokens, c.sparse.k2_kernel(), c.sparse.k2_stride());
+  return n_windows(tokens, c.sparse.k2_kernel(), c.sparse.k2_stride());
 }
 
 int64_t compressed_key_entry_bytes(const ModelConfig& c) {

@@ -5,10 +5,11 @@
 
 #include <algorithm>
 
+#include "model/windows.hpp"
+
 namespace salasim {
 
 namespace {
-int64_t windows(int64_t len, int kernel, int stride) { return len < kernel ? 0 : (len - kernel) / stride + 1; }
 size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 }  // namespace
 
@@ -52,7 +53,7 @@ size_t select_per_query_bytes(int64_t n2, int64_t nb, int H, int G) {
 }
 
 size_t select_workspace_bytes(int64_t T_max, int64_t len_max, int H, int G, int kernel, int stride) {
-  const int64_t n2 = windows(len_max, 4 * kernel, 4 * stride);
+  const int64_t n2 = n_windows(len_max, 4 * kernel, 4 * stride);
   const int64_t nb = (len_max + 4 * stride - 1) / (4 * stride);  // the model's block is 4 strides (64 = 4 x 16)
   const size_t pq = select_per_query_bytes(n2, nb, H, G);
   const int64_t rows = std::min<int64_t>(T_max, std::max<int64_t>(1, int64_t(kSelectBudget / pq)));

@@ -15,22 +15,15 @@
 #include "model/bf16.hpp"
 #include "model/error.hpp"
 #include "model/json_field.hpp"
+#include "model/shape.hpp"
 
 namespace fs = std::filesystem;
 
 namespace salasim {
 
-int64_t StTensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t StTensor::numel() const { return shape_numel(shape); }
 
-int64_t StTensor::row_elems() const {
-  int64_t n = 1;
-  for (size_t i = 1; i < shape.size(); ++i) n *= shape[i];
-  return n;
-}
+int64_t StTensor::row_elems() const { return shape_numel(shape, 1); }
 
 namespace {
 
@@ -251,8 +244,7 @@ void write_safetensors(const std::string& path, const std::vector<StWrite>& tens
   if (!metadata.empty()) h["__metadata__"] = metadata;
   uint64_t off = 0;
   for (const StWrite& t : tensors) {
-    int64_t numel = 1;
-    for (int64_t d : t.shape) numel *= d;
+    const int64_t numel = shape_numel(t.shape);
     if (uint64_t(numel) * dtype_size(t.dtype) != t.bytes.size())
       fail("write_safetensors: tensor '{}' has {} bytes; shape and dtype need {}", t.name, t.bytes.size(),
            numel * dtype_size(t.dtype));

@@ -9,8 +9,7 @@ namespace salasim {
 
 namespace {
 void append(TapMap& map, const std::string& name, std::vector<int64_t> shape, const double* data, bool integer) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  const int64_t n = shape_numel(shape);
   auto it = map.find(name);
   if (it == map.end()) {
     Tap t;

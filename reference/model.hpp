@@ -2,7 +2,7 @@
 // one token at a time, with the caches the GPU keeps (GLA state per Lightning layer; KV cache and compressed
 // keys K1/K2 per sparse layer), recording named taps on request.
 //
-// Dense or sparse (sala-spec §4.1, §4.6), per call as in HF: a prefill is sparse for every query iff the prompt's
+// Dense or sparse (docs/spec.md §4.1, §4.6), per call as in HF: a prefill is sparse for every query iff the prompt's
 // TOTAL length >= dense_len, however it is split into pieces (positions are absolute, SGLang-style); a decode step
 // at position p is sparse iff p + 1 >= dense_len. Pieces then give exactly the one-call result.
 #pragma once

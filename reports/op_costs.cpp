@@ -60,7 +60,7 @@ std::vector<OpCost> sala_costs(const Model& m, WeightFormat f, int64_t start, in
   std::vector<OpCost> ops;
   add_gemms(ops, m, f, T, logits);
 
-  // Sparse layers: the whole call is sparse once the keys reach dense_len (HF's per-call rule, sala-spec §4.1).
+  // Sparse layers: the whole call is sparse once the keys reach dense_len (HF's per-call rule, docs/spec.md §4.1).
   if (end >= sp.dense_len) {
     const double s1 = sum_visible_windows(start, end, sp.kernel_size, sp.kernel_stride);
     const double s2 = sum_visible_windows(start, end, sp.k2_kernel(), sp.k2_stride());
@@ -84,7 +84,7 @@ std::vector<OpCost> sala_costs(const Model& m, WeightFormat f, int64_t start, in
 
   // Lightning layers: chunked GLA (intra-chunk scores and values 4*64*d, q.S and k^T v 4*d^2 per token and head)
   // or, below 64 tokens, the recurrence (4*d^2). Bytes: q, k, v read and o written in bf16 (32 KiB/token/layer,
-  // perf-anchors' floor) plus the fp32 state in and out; fla's per-chunk states are left to the efficiency.
+  // docs/performance.md's floor) plus the fp32 state in and out; fla's per-chunk states are left to the efficiency.
   const double per_token_head = T >= kGlaChunk ? 4.0 * kGlaChunk * dl + 4.0 * dl * dl : 4.0 * dl * dl;
   ops.push_back({"gla", OpClass::Gla, nl * double(T) * Hl * per_token_head,
                  nl * (double(T) * 4 * Ld * kBf16 + double(Hl) * dl * dl * kF32 * 2), nl * double(T) * Hl});

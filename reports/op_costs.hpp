@@ -27,7 +27,7 @@ double sum_causal_keys(int64_t a, int64_t b);  // sum of (p + 1): keys visible t
 double sum_visible_windows(int64_t a, int64_t b, int64_t kernel, int64_t stride);
 double sum_causal_blocks(int64_t a, int64_t b, int64_t block);  // sum of (p / block + 1)
 // sum of the keys a sparse query attends to: all p + 1 while p / block < k_sel, else (k_sel - 1) full blocks
-// plus its own partial block (sala-spec §4.5; at most k_sel x block = 6144)
+// plus its own partial block (docs/spec.md §4.5; at most k_sel x block = 6144)
 double sum_selected_keys(int64_t a, int64_t b, int64_t block, int64_t k_sel);
 
 }  // namespace salasim::reports

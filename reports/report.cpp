@@ -136,7 +136,7 @@ ReportOutcome write_report(const ReportOptions& o) {
   for (const std::string& h : o.hw) {
     Card c;
     c.hw = load_hw(h);
-    c.runs = load_measured(measured_file(c.hw.name));
+    c.runs = load_measured(measured_path(c.hw.name));
     c.fit = fit_runs(c.runs, c.hw);
     cards.push_back(std::move(c));
   }
@@ -208,7 +208,7 @@ ReportOutcome write_report(const ReportOptions& o) {
     if (c.runs.empty())
       per_card += fmt::format("No measured runs for {} yet ({} is empty or missing): the tables above are "
                               "predictions only.\n\n",
-                              c.hw.name, source_relative(measured_file(c.hw.name)));
+                              c.hw.name, source_relative(measured_path(c.hw.name)));
     else
       per_card += section_table(b, fmt::format("measured_{}.csv", c.hw.name), measured_table(c.runs, c.hw, c.fit.eff));
   }
@@ -219,7 +219,8 @@ ReportOutcome write_report(const ReportOptions& o) {
   md += section_table(b, fmt::format("breakdown_{}.csv", first.hw.name),
                       breakdown_table(sweep_for(models, first, o, {WeightFormat::Bf16})));
   md += "## Efficiency factors\n\n";
-  md += "Fitted by least squares (relative residuals) from the runs in `reports/measured/<profile>.json`: per op "
+  md += "Fitted by least squares (relative residuals) from the runs in `reports/measured/<profile>/` (one `salasim "
+        "run --json-out` record each): per op "
         "class from phase times when runs have them, else one common prefill factor from TTFT totals (GEMM, GLA and "
         "elementwise times all grow linearly with context, so totals cannot separate them); decode from ms/token. "
         "Without runs the factors stay at the profile's values (1.0: the roofline floor).\n\n";
