@@ -111,13 +111,14 @@ td:first-child,th:first-child{text-align:left}th{background:#f0f0ee}
 code{font-family:"DejaVu Sans Mono",ui-monospace,monospace;font-size:12.5px;overflow-wrap:anywhere}
 )";
 
-std::string legend() {
+std::string legend(bool checked) {
   const std::pair<const char*, const char*> items[] = {
       {"#4c78a8", "Lightning q, k, v"}, {"#72a0cf", "Lightning o_proj, z_proj"}, {"#f58518", "sparse q, k, v"},
       {"#ffb066", "sparse o_proj, o_gate"}, {"#54a24b", "MLP gate, up"}, {"#88d27a", "MLP down"},
       {"#9d9d9d", "norms"}, {"#b279a2", "embed_tokens"}, {"#d6a5c9", "lm_head"}};
   std::string s = "<p class=\"legend\">";
   for (const auto& [color, what] : items) s += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", color, what);
+  if (checked) s += "<span><i style=\"background:#d62728\"></i>differs from the checkpoint (red border: a sum that differs)</span>";
   return s + "</p>\n";
 }
 
@@ -269,7 +270,7 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
   if (k.on()) h += "<!--CHECK-->";  // the banner, written once every count on the page has been compared (below)
   h += "<div class=\"cards\">\n";
   h += fmt::format("<div class=\"card\"><div class=\"what\">total parameters</div><div class=\"big\">{}</div>"
-                   "<div class=\"what\">bf16 {} GiB ({} B); W4A16 about {} GiB</div></div>\n",
+                   "<div class=\"what\">bf16 {} GiB ({} B); GPTQ W4A16 {} GiB (model/memory.hpp)</div></div>\n",
                    count_html(total), gib(pc.bf16_bytes), commas(pc.bf16_bytes), gib(weight_bytes_w4a16(c)));
   h += fmt::format("<div class=\"card\"><div class=\"what\">Lightning layers (linear attention, GLA)</div><div class=\"big\">{}"
                    "</div><div class=\"what\">{} layers x {} = {} of the parameters</div></div>\n",
@@ -287,7 +288,7 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
                    "few thousand parameters are specks). Hover a rectangle for its tensor, shape and count. Also as "
                    "<a href=\"treemap.svg\">treemap.svg</a>.</p>\n",
                    commas(pc.total), ll.size(), sl.size());
-  h += "<figure>\n" + tree_svg + legend() + "</figure>\n";
+  h += "<figure>\n" + tree_svg + legend(k.on()) + "</figure>\n";
 
   h += "<h2 id=\"flow\">2. Forward flow: parameters per step beside the reference code</h2>\n";
   h += "<p>Each step names the reference op that computes it (<code>salasim explain OP</code> has its card), its "

@@ -30,13 +30,19 @@ struct Costs {
 
   CostRow entry(const std::string& op, double share) const {
     CostRow r{op, share, {}, {}};
+    bool ran = false;
     for (const OpCost& o : decode)
-      if (o.op == op) r.decode = {share * o.flops, share * o.bytes, share * o.exps};
+      if (o.op == op) {
+        r.decode = {share * o.flops, share * o.bytes, share * o.exps};
+        ran = true;
+      }
     for (const OpTotal& o : prefill)
       if (o.op == op) {
         const double n = double(context);
         r.prefill = {share * o.flops / n, share * o.bytes / n, share * o.exps / n};
+        ran = true;
       }
+    if (!ran) r.source += " (does not run at this context)";
     return r;
   }
   // One elementwise term as other.elementwise counts it (op_costs.cpp): per token, times the layers it repeats
@@ -144,6 +150,8 @@ void op_card(OpCard& card, const Model& m, const std::vector<FlowStep>& flow, co
     }
   for (const std::string& f : functions)
     for (const SourceLine& l : find_definitions("reference/" + info.name + ".cpp", f)) card.reference.push_back(l);
+  if (functions.empty())  // no source tree (or no section): say so where the locations would be
+    card.reference.push_back(find_statement("reference/ops.hpp", "// ---- " + info.name + ".cpp: "));
   for (const std::string& f : info.gpu_functions)
     for (const SourceLine& l : find_definitions(info.gpu_file, f)) card.gpu.push_back(l);
   for (const std::string& p : info.gpu_pieces) card.gpu.push_back(find_statement(info.gpu_file, p));
@@ -262,7 +270,7 @@ std::string shape(const std::vector<int64_t>& s) {
 
 nlohmann::json cost_json(const Cost& c) { return {{"flops", c.flops}, {"bytes", c.bytes}, {"exps", c.exps}}; }
 nlohmann::json line_json(const SourceLine& l) {
-  return {{"file", l.file}, {"line", l.line}, {"name", l.name}, {"found", l.found()}, {"error", l.error}};
+  return {{"file", l.file}, {"line", l.line}, {"name", l.name}, {"text", l.text}, {"found", l.found()}, {"error", l.error}};
 }
 
 }  // namespace
@@ -321,6 +329,15 @@ std::string format_card(const OpCard& card) {
     s += fmt::format("  parameters: {} in total{}\n", commas(card.params_total),
                      card.instances > 1 ? fmt::format(" over {} instances", card.instances) : "");
   if (!card.params_note.empty()) s += "  " + card.params_note + "\n";
+  s += "  the statements that compute it:\n";
+  for (const UseRow& u : card.uses) {
+    if (!u.source.found()) {
+      s += fmt::format("    {:<28} NOT FOUND: {}\n", u.label, u.source.error);
+      continue;
+    }
+    const std::string first = u.source.text.substr(0, u.source.text.find('\n'));
+    s += fmt::format("    {:<28} {}{}\n", u.source.where(), first, first.size() < u.source.text.size() ? " ..." : "");
+  }
   bool any_tensor = false;
   for (const UseRow& u : card.uses)
     for (const UseTensor& t : u.tensors) {
@@ -361,9 +378,6 @@ std::string format_card(const OpCard& card) {
                      : fmt::format("  {:<10} NOT FOUND: {}\n", what, l.error);
   };
   lines("reference", card.reference);
-  for (const UseRow& u : card.uses)
-    if (u.source.found() && card.name.find('-') != std::string::npos)
-      s += fmt::format("  {:<10} {} {}\n", "step", u.source.where(), u.label);
   lines("gpu", card.gpu);
   lines("kernel", card.kernels);
   if (!card.gpu_purpose.empty() && card.kernels.empty() && !card.gpu.empty())

@@ -97,12 +97,14 @@ const std::vector<std::string>& source_file(const std::string& rel) {
 }
 
 std::string source_purpose(const std::string& rel) {
+  std::string out;
   for (const std::string& l : source_file(rel)) {
     const std::string t = trim(l);
-    if (t.rfind("//", 0) == 0) return trim(t.substr(2));
-    if (!t.empty()) break;
+    if (t.rfind("//", 0) != 0) break;
+    if (!out.empty()) out.push_back(' ');
+    out += trim(t.substr(2));
   }
-  return "";
+  return out;
 }
 
 SourceLine find_statement(const std::string& rel, const std::string& piece) {

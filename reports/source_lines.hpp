@@ -19,7 +19,7 @@ struct SourceLine {
 
 // The file's lines (read once per process), or empty when the source tree does not hold it.
 const std::vector<std::string>& source_file(const std::string& rel);
-// The file's first comment line, without "// ": the one line every file starts with saying what it is for.
+// The comment the file starts with (every file says what it is for in its first lines), joined into one line.
 std::string source_purpose(const std::string& rel);
 
 // The one line of `rel` that contains `piece` (an error when none or several do), with the statement's

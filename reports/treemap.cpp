@@ -20,7 +20,8 @@ double worst(double sum, double lo, double hi, double side) {
 }
 
 void draw(std::string& out, const TreeNode& n, const Rect& r, int depth) {
-  const std::string cls = n.cls + (n.bad ? " bad" : "");
+  // A disagreeing leaf is filled red; a disagreeing parent gets a red border (drawn over its children below).
+  const std::string cls = n.cls + (n.bad && n.children.empty() ? " bad" : "");
   out += fmt::format("<g><rect class=\"{}\" data-params=\"{}\" data-depth=\"{}\" x=\"{:.6f}\" y=\"{:.6f}\" width=\"{:.9g}\" "
                      "height=\"{:.9g}\"><title>{}</title></rect>",
                      cls, n.value, depth, r.x, r.y, r.w, r.h, xml_escape(n.tip));
@@ -31,7 +32,7 @@ void draw(std::string& out, const TreeNode& n, const Rect& r, int depth) {
     for (size_t i = 0; i < n.children.size(); ++i) draw(out, n.children[i], rs[i], depth + 1);
     // The parent's border on top of its children (no data-params: it is not an area of its own).
     out += fmt::format("<rect class=\"edge e{}{}\" x=\"{:.6f}\" y=\"{:.6f}\" width=\"{:.9g}\" height=\"{:.9g}\"/>", depth,
-                       n.bad ? " bad" : "", r.x, r.y, r.w, r.h);
+                       n.bad ? " edgebad" : "", r.x, r.y, r.w, r.h);
   }
   // Labels after the children, so they sit on top, only where they fit (about 0.62 em per character): a layer's
   // (or a non-layer tensor's) at its top-left corner, a region's at its bottom-right corner on a white plate, so
@@ -103,7 +104,7 @@ std::string treemap_svg(const TreeNode& root, double width, double height, const
   s += "<style>"
        ".tm rect{stroke:#fff;stroke-width:0.4}"
        ".tm .edge{fill:none;pointer-events:none}.tm .e0{stroke:#333;stroke-width:2}.tm .e1{stroke:#111;stroke-width:3}"
-       ".tm .e2{stroke:#222;stroke-width:1.2}.tm .edge.bad{stroke:#d62728;stroke-width:3}"
+       ".tm .e2{stroke:#222;stroke-width:1.2}.tm .edge.edgebad{stroke:#d62728;stroke-width:4}"
        ".tm .group,.tm .layer,.tm .root{fill:#fff}"
        ".tm .lightning{fill:#4c78a8}.tm .lightning-o{fill:#72a0cf}.tm .sparse{fill:#f58518}.tm .sparse-o{fill:#ffb066}"
        ".tm .mlp{fill:#54a24b}.tm .mlp-down{fill:#88d27a}.tm .norm{fill:#9d9d9d}.tm .embed{fill:#b279a2}"
