@@ -24,7 +24,8 @@ int run_report(ReportArgs a) {
   fmt::print("wrote {} files to {}/ (open {}/README.md)\n", r.files.size(), a.opt.out, a.opt.out);
   for (const std::string& c : r.calibration) fmt::print("  {}\n", c);
   fmt::print("  {}\n", r.plots_note);
-  return 0;
+  fmt::print("  {}\n", r.architecture_note);
+  return r.mismatches.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -38,6 +39,9 @@ void add_report(CLI::App& app, Run& run) {
                 "configs, repeatable (default scenarios/models/minicpm-sala-9b.json and qwen3-8b.json)");
   c->add_option("--hw", a->hw, "hardware profiles, repeatable (default h200, a6000d, rtx5090)");
   c->add_option("--chunk", a->opt.ws.chunk, "prefill chunk in tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  c->add_option("--checkpoint", a->opt.checkpoint,
+                "safetensors checkpoint folder: check every count of architecture.html against its headers (exit 1 "
+                "when one differs)");
   c->add_option("--decode-tokens", a->opt.decode_tokens, "generated tokens for E2E")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -5,6 +5,7 @@
 
 #include "build_revision.hpp"  // generated: SALASIM_BUILD_REVISION (cli/build_revision.cmake)
 #include "model/data_path.hpp"
+#include "reports/table.hpp"
 
 namespace salasim::cli {
 
@@ -26,13 +27,6 @@ std::string git_revision() {
   return out;
 }
 
-std::string with_commas(int64_t v) {
-  std::string s = std::to_string(v < 0 ? -v : v), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(s[i]);
-  }
-  return v < 0 ? "-" + out : out;
-}
+std::string with_commas(int64_t v) { return reports::commas(v); }
 
 }  // namespace salasim::cli
