@@ -18,8 +18,7 @@ import sys
 from doc_files import finish, markdown_files
 
 RUN = {"params", "synth-checkpoint", "tolerances", "model"}
-SUBCOMMANDS = {"verify", "params", "synth-checkpoint", "ref", "run", "model", "memory", "latency", "report", "diff",
-               "tolerances", "golden", "record", "check"}
+SUBCOMMANDS = set()  # filled from `salasim --help` and each subcommand's --help (two levels), so it cannot go stale
 EXIT = re.compile(r"\s*#\s*exit code (\d+)\s*$")
 
 
@@ -102,8 +101,17 @@ def check_options(command, binary, build, source, helps):
     return f"salasim {key} has no option {', '.join(unknown)}" if unknown else None
 
 
+def subcommands_of(binary, path, source):
+    r = subprocess.run([binary, *path, "--help"], cwd=source, capture_output=True, text=True)
+    text = r.stdout.split("Subcommands:", 1)
+    return re.findall(r"^  ([a-z][a-z0-9-]*)\s", text[1], re.M) if len(text) == 2 else []
+
+
 def main():
     source, binary, build = (os.path.abspath(a) for a in sys.argv[1:4])
+    for top in subcommands_of(binary, [], source):
+        SUBCOMMANDS.add(top)
+        SUBCOMMANDS.update(subcommands_of(binary, [top], source))
     files = markdown_files(source)
     problems, ran, checked, helps = [], 0, 0, {}
     for path in files:
