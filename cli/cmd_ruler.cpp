@@ -160,6 +160,10 @@ int run_gpus(const RunArgs& a) {
     fmt::print(stderr, "ruler run: shard files kept for --resume; nothing merged\n");
     return worst;
   }
+  if (N == 1) {  // the one worker wrote --out itself
+    fmt::print("one GPU: results in {}\n", a.out);
+    return 0;
+  }
   // merge by concatenation, shard by shard, then drop the shard files
   std::ofstream out(a.out, std::ios::binary | std::ios::app);
   int64_t lines = 0;

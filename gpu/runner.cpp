@@ -590,12 +590,10 @@ std::vector<LayerSelection> Runner::last_selection(bool with_scores) const {
     if (!k.dense) {
       s.blocks.resize(size_t(G * K));
       copy_to_host(s.blocks.data(), m.kept_blocks.get() + int64_t(l) * G * K, s.blocks.size() * 4);
-      if (with_scores)
-        for (int g = 0; g < G; ++g) {
-          std::vector<float> row(size_t(k.n_blocks));
-          copy_to_host(row.data(), m.kept_scores.get() + (int64_t(l) * G + g) * m.kept_cap, row.size() * 4);
-          s.scores.insert(s.scores.end(), row.begin(), row.end());
-        }
+      if (with_scores) {  // select_blocks wrote [1, G, n_blocks] contiguously at the layer's slot
+        s.scores.resize(size_t(G * k.n_blocks));
+        copy_to_host(s.scores.data(), m.kept_scores.get() + int64_t(l) * G * m.kept_cap, s.scores.size() * 4);
+      }
     }
     out.push_back(std::move(s));
   }

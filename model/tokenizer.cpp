@@ -102,9 +102,15 @@ Encoded Tokenizer::encode_with_spans(std::string_view text) const {
       out.spans.emplace_back(uint32_t(begin + p.begin()), uint32_t(begin + p.end()));
     }
   };
+  bool first[256] = {};  // bytes an added token can start with: the scan skips the rest quickly
+  for (const auto& [content, id] : m.added) first[static_cast<unsigned char>(content[0])] = true;
   size_t pos = 0, from = 0;
   while (pos < text.size() && !m.added.empty()) {  // added tokens are whole-string matches, longest first
     bool hit = false;
+    if (!first[static_cast<unsigned char>(text[pos])]) {
+      ++pos;
+      continue;
+    }
     for (const auto& [content, id] : m.added)
       if (text.compare(pos, content.size(), content) == 0) {
         encode_part(from, pos);
@@ -142,6 +148,7 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, int64_t* unknown)
     std::string s;
     const auto st = m.sp.Decode(run, &s);
     if (!st.ok()) fail("{}: decoding failed ({})", m.path, st.ToString());
+    // each run decodes as the segment encode_with_spans encoded on its own (the dummy prefix it added is dropped)
     out += s;
     run.clear();
   };
@@ -191,7 +198,8 @@ void train_tokenizer(const std::string& text_file, const std::string& model_path
   const std::string args = fmt::format(
       "--input={} --model_prefix={} --vocab_size={} --model_type=bpe --byte_fallback=true --character_coverage=1.0 "
       "--unk_id=0 --bos_id=1 --eos_id=2 --pad_id=-1 --user_defined_symbols=<|im_start|>,<|im_end|> "
-      "--split_digits=true --minloglevel=2 --num_threads=2",
+      "--split_digits=true --normalization_rule_name=identity --remove_extra_whitespaces=false "
+      "--allow_whitespace_only_pieces=true --minloglevel=2 --num_threads=2",
       text_file, prefix, vocab_size);
   const auto st = sentencepiece::SentencePieceTrainer::Train(std::string_view(args));
   if (!st.ok()) fail("training a SentencePiece model on {}: {}", text_file, st.ToString());

@@ -48,7 +48,8 @@ class Tokenizer {
 };
 
 // Trains a BPE SentencePiece model on a text file (one sentence per line) into `model_path` (the library's
-// trainer): byte fallback on, so any UTF-8 text encodes; `<|im_start|>` and `<|im_end|>` as user-defined pieces
+// trainer), set up as LLaMA's is: identity normalization (newlines and runs of spaces kept), digits split, byte
+// fallback on, so any UTF-8 text encodes; `<|im_start|>` and `<|im_end|>` as user-defined pieces
 // (the chatml template); unk 0, bos 1, eos 2 as MiniCPM's. For tests and synthetic-weight runs.
 void train_tokenizer(const std::string& text_file, const std::string& model_path, int vocab_size);
 

@@ -209,6 +209,7 @@ std::string ruler_report(const ReportOptions& o) {
       md += fmt::format(" {} |", it == heat.end() ? "" : fmt::format("{} (n {})", cell(v, 0), it->second.size()));
       heat_dat += fmt::format("{} {} {}\n", xi++, bin * 10 + 5, std::isfinite(v) ? fmt::format("{:.2f}", v) : "NaN");
     }
+    md += "\n";
     heat_dat += "\n";
   }
   md += "\n";

@@ -1,5 +1,7 @@
 // The NIAH generator, RULER's scoring, and the tokenizer, on a SentencePiece model the test trains itself.
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "scenarios/ruler/niah.hpp"
@@ -42,6 +44,28 @@ TEST_CASE("ruler tokenizer: a trained model fits the tiny vocab, round-trips and
     CHECK(e.spans[i].first <= e.spans[i].second);
     CHECK(e.spans[i].second <= text.size());
   }
+}
+
+TEST_CASE("ruler tokenizer: Hugging Face added tokens beside the model are matched whole", "[ruler]") {
+  const std::string dir = test::scratch_dir("ruler_added_tokens");
+  std::filesystem::copy_file(test::ruler_tokenizer_path(), dir + "/tokenizer.model");
+  std::ofstream(dir + "/tokenizer_config.json")
+      << R"({"added_tokens_decoder": {"1000": {"content": "<|tool_call|>", "special": true}}, "add_bos_token": true})";
+  const Tokenizer t = Tokenizer::load(dir);
+  CHECK(t.vocab_size() == 1001);
+  CHECK(t.id_of("<|tool_call|>") == 1000);
+  const std::string text = "call<|tool_call|> now";
+  const Encoded e = t.encode_with_spans(text);
+  CHECK(std::count(e.ids.begin(), e.ids.end(), 1000) == 1);
+  CHECK(t.decode(e.ids) == text);
+  for (size_t i = 0; i < e.ids.size(); ++i)
+    if (e.ids[i] == 1000) CHECK(text.substr(e.spans[i].first, e.spans[i].second - e.spans[i].first) == "<|tool_call|>");
+  int64_t unknown = 0;
+  CHECK(t.decode({1001, 1500}, &unknown).empty());
+  CHECK(unknown == 2);
+  CHECK(test::error_of([&] { t.decode({1001}); }).find("cannot decode id 1001") != std::string::npos);
+  std::ofstream(dir + "/tokenizer_config.json") << R"({"added_tokens_decoder": {"x": {"content": "<|a|>"}}})";
+  CHECK(test::error_of([&] { Tokenizer::load(dir); }).find("tokenizer_config.json: field 'added_tokens_decoder' has key 'x'") != std::string::npos);
 }
 
 TEST_CASE("ruler tokenizer: a missing or malformed model is an error naming the file", "[ruler]") {
@@ -102,8 +126,8 @@ TEST_CASE("ruler niah: singular and plural templates as RULER renders them", "[r
   const std::string key = one.answer_prefix.substr(k0, one.answer_prefix.find(" mentioned") - k0);
   CHECK(one.input.rfind("A special magic number is hidden within the following text. Make sure to memorize it. I will "
                         "quiz you about the number afterwards.\n", 0) == 0);
-  CHECK(one.input.substr(one.input.size() - 70).find("\nWhat is the special magic number for " + key +
-                                                      " mentioned in the provided text?") != std::string::npos);
+  const std::string question = "\nWhat is the special magic number for " + key + " mentioned in the provided text?";
+  CHECK(one.input.substr(one.input.size() - question.size()) == question);
   CHECK(one.answer_prefix == " The special magic number for " + key + " mentioned in the provided text is");
   CHECK(one.input.find("One of the special magic numbers for " + key + " is: ") != std::string::npos);  // needles stay plural
   const Sample uu = generate_sample(task_named("niah_single_3"), 4096, 0, o, sources());
@@ -122,7 +146,8 @@ TEST_CASE("ruler niah: singular and plural templates as RULER renders them", "[r
   o.template_name = "chatml";
   const Sample chat = generate_sample(task_named("niah_single_1"), 4096, 0, o, sources());
   CHECK(chat.input.rfind("<|im_start|>user\nA special magic number", 0) == 0);
-  CHECK(chat.input.substr(chat.input.size() - 43) == "<|im_end|>\n<|im_start|>assistant\n");
+  const std::string tail = "text?<|im_end|>\n<|im_start|>assistant\n";
+  CHECK(chat.input.substr(chat.input.size() - tail.size()) == tail);
   CHECK(chat.answer_prefix.rfind(" The special magic number for ", 0) == 0);
 }
 

@@ -3,6 +3,9 @@
 #pragma once
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "model/tokenizer.hpp"
 #include "scenarios/ruler/niah.hpp"
@@ -21,7 +24,8 @@ inline const ruler::Essay& ruler_essay() {
 // The trained model's path (trained on the first call).
 inline const std::string& ruler_tokenizer_path() {
   static const std::string path = [] {
-    const std::filesystem::path dir = std::filesystem::path(SALASIM_TEST_TMP) / "ruler_tokenizer";
+    // per process: ctest runs the cases of this binary in parallel processes
+    const std::filesystem::path dir = std::filesystem::path(SALASIM_TEST_TMP) / ("ruler_tokenizer_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const std::string text = (dir / "train.txt").string(), model = (dir / "tokenizer.model").string();
     std::ofstream(text) << ruler::tokenizer_training_text(ruler_words(), &ruler_essay(), 1);
