@@ -287,7 +287,9 @@ std::string ruler_report(const ReportOptions& o) {
         "set title 'NIAH: needles found (%) by depth and length'\nset xlabel 'length'\nset ylabel 'needle depth (%)'\n"
         "set xtics ({})\nset yrange [0:100]\nset xrange [-0.5:{}]\nset cbrange [0:100]\n"
         "set palette defined (0 '#d73027', 50 '#fee08b', 100 '#1a9850')\nset datafile missing 'NaN'\n"
-        "plot 'heatmap.dat' using 1:2:3 with image notitle\n",
+        "set style fill solid 1.0 noborder\n"
+        "plot 'heatmap.dat' using 1:2:(0.48):(5):3 with boxxyerror lc palette notitle, \\\n"
+        "     'heatmap.dat' using 1:2:(sprintf('%.0f', $3)) with labels notitle\n",
         xt, double(lengths.size()) - 0.5);
     std::string notes;
     const reports::PlotOutcome h = reports::render_script(o.out_dir, "heatmap", heat_dat, heat_cmd);
