@@ -130,6 +130,49 @@ step_ncu() {  # step_ncu <benchmark filter> <kernel regex> [launches]: Nsight Co
   grep -E "^  [a-z_]+_kernel|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Executed Ipc A" "$OUT/ncu_$tag.txt" | head -40
   [ $rc -eq 0 ] && note "ncu $1 done" || note "ncu $1 FAILED (rc $rc)"
 }
+# ---- RULER NIAH (salasim ruler; docs/ruler-runs.md) ----
+# The inputs are made on the CPU machine (the GPU machine has no network, no wonderwords lists, no sentencepiece
+# package) and carried in ruler-assets/ beside the build (whose lib/ holds the libsentencepiece copies):
+#   bash bench/device.sh ruler_assets         (on the CPU machine: a trained tokenizer and niah_single_1 data)
+RA=${RULER_ASSETS:-ruler-assets}
+step_ruler_assets() {
+  mkdir -p "$RA"
+  "$B/salasim" ruler train-tokenizer --out "$RA/tokenizer.model" --vocab 1000 || { note "ruler_assets: tokenizer FAILED"; return 1; }
+  for len in 64K 256K 1M 2048K; do
+    rm -f "$RA/niah_single_1_$len.jsonl" "$RA/niah_single_1_$len.jsonl.gz"
+    "$B/salasim" ruler generate --task niah_single_1 --length $len --samples 1 --tokenizer "$RA/tokenizer.model" \
+      --out "$RA/niah_single_1_$len.jsonl" && gzip -9 "$RA/niah_single_1_$len.jsonl" || { note "ruler_assets $len FAILED"; return 1; }
+  done
+  rm -f "$RA/niah_single_1_x4_64K.jsonl" "$RA/niah_single_1_x4_64K.jsonl.gz"
+  "$B/salasim" ruler generate --task niah_single_1 --length 64K --samples 4 --tokenizer "$RA/tokenizer.model" \
+    --out "$RA/niah_single_1_x4_64K.jsonl" && gzip -9 "$RA/niah_single_1_x4_64K.jsonl"
+  note "ruler_assets in $RA: $(ls "$RA" | tr '\n' ' ')"
+}
+# step_ruler 64K: one niah_single_1 sample on the full 9.48B config, synthetic weights generated in place
+ruler_args=(--config scenarios/models/minicpm-sala-9b.json --synthetic-seed 1 --tokenizer "$RA/tokenizer.model")
+step_ruler() {
+  local len=$1
+  gunzip -c "$RA/niah_single_1_$len.jsonl.gz" > "$OUT/data_$len.jsonl" || { note "ruler $len: no data"; return 1; }
+  rm -f "$OUT/ruler_$len.jsonl"
+  LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}" "$B/salasim" ruler run "${ruler_args[@]}" --data "$OUT/data_$len.jsonl" \
+    --out "$OUT/ruler_$len.jsonl" > "$OUT/ruler_$len.txt" 2>&1
+  local rc=$?
+  tail -8 "$OUT/ruler_$len.txt"
+  [ $rc -eq 0 ] && note "ruler $len: $(grep -o '"prefill_s":[0-9.]*\|"sample_s":[0-9.]*\|"score":[0-9.]*\|"recall_prompt":[0-9.]*' "$OUT/ruler_$len.jsonl" | tr '\n' ' ')" \
+                || note "ruler $len FAILED (rc $rc)"
+}
+# step_ruler_gpus: 4 samples at 64K over every visible GPU (nvidia-h200-x2), shards merged, then the report
+step_ruler_gpus() {
+  gunzip -c "$RA/niah_single_1_x4_64K.jsonl.gz" > "$OUT/data_x4.jsonl" || { note "ruler_gpus: no data"; return 1; }
+  rm -f "$OUT/ruler_gpus.jsonl"
+  LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}" "$B/salasim" ruler run "${ruler_args[@]}" --data "$OUT/data_x4.jsonl" \
+    --out "$OUT/ruler_gpus.jsonl" --gpus all > "$OUT/ruler_gpus.txt" 2>&1
+  local rc=$?
+  tail -12 "$OUT/ruler_gpus.txt"
+  "$B/salasim" ruler report "$OUT/ruler_gpus.jsonl" $(ls "$OUT"/ruler_[0-9]*.jsonl 2>/dev/null) --out "$OUT/ruler_report" > "$OUT/ruler_report.txt" 2>&1
+  [ $rc -eq 0 ] && note "ruler --gpus all: $(grep merged "$OUT/ruler_gpus.txt") ($(wc -l < "$OUT/ruler_gpus.jsonl") lines)" \
+                || note "ruler --gpus all FAILED (rc $rc)"
+}
 for s in "$@"; do
   # shellcheck disable=SC2086
   set -- $s

@@ -15,6 +15,7 @@
 #include "cli/common.hpp"
 #include "model/config.hpp"
 #include "model/error.hpp"
+#include "model/generate.hpp"
 #include "model/weights.hpp"
 #include "reports/context.hpp"
 #include "scenarios/scenario.hpp"
@@ -87,51 +88,54 @@ int run(const Args& a) {
   const std::vector<int32_t> prompt = random_tokens(a.seed, N, c.vocab_size);
 
   // The prompt goes in chunk-sized pieces (the same computation as one call: absolute positions, the mode fixed by
-  // the total length) so progress can be shown and a time limit can stop a run cleanly between chunks.
-  t0 = clock::now();
-  r.begin_prefill(N);
-  std::vector<float> lg;
-  int64_t done = 0;
+  // the total length) so progress can be shown and a time limit can stop a run cleanly between chunks. Generation
+  // is Runner::generate, the loop `salasim ruler run` uses too: `--decode D` generates D + 1 tokens, the first from
+  // the prefill's logits, so D decode steps are timed.
   const int64_t report_every = std::max<int64_t>(a.chunk, N / 16);
-  for (int64_t next_report = report_every; done < N;) {
-    const int64_t n = std::min(a.chunk, N - done);
-    lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + done, prompt.begin() + done + n));
-    done += n;
-    const double el = std::chrono::duration<double>(clock::now() - t0).count();
-    if (done >= next_report || done == N) {
+  int64_t next_report = report_every;
+  gpu::PhaseTimes prefill_phases;
+  const auto t_prefill = clock::now();
+  GenerateOptions go;
+  go.max_new = int64_t(a.decode) + 1;
+  go.piece = a.chunk;
+  go.on_prefill = [&](int64_t done, int64_t total) {
+    const double el = std::chrono::duration<double>(clock::now() - t_prefill).count();
+    if (done >= next_report || done == total) {
       const gpu::PhaseTimes p = r.times();
       fmt::print(stderr, "  prefill {:>9}/{} tokens  {:8.2f} s  (gemm {:.2f}, select {:.2f}, sparse_attn {:.2f}, dense_attn {:.2f}, gla {:.2f}, other {:.2f})\n",
-                 done, N, el, p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
+                 done, total, el, p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
       std::fflush(stderr);
       next_report += report_every;
     }
-    if (a.time_limit > 0 && el > a.time_limit && done < N) {
-      const gpu::PhaseTimes p = r.times();
-      fmt::print("prefill STOPPED by --time-limit {} s at position {} of {} after {:.2f} s ({:.0f} tokens/s)\n",
-                 a.time_limit, done, N, el, double(done) / el);
-      fmt::print("  by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, gla {:.3f} s, "
-                 "other {:.3f} s\n", p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
-      fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n", double(r.device_bytes_in_use()) / double(1ull << 30),
-                 double(r.plan().total) / double(1ull << 30));
-      return 4;
+    if (done == total) {
+      prefill_phases = r.times();
+      r.set_profile(false);
     }
-  }
-  const double ttft = std::chrono::duration<double>(clock::now() - t0).count();
-  const gpu::PhaseTimes prefill_phases = r.times();
-
-  // Decode is timed without the per-op CUDA events (they cost host time every op); the last quarter of the steps
-  // (at most 8) run profiled for the per-class split, whose sum is the GPU time of a step: the rest of a step's
-  // wall time is host and launch overhead.
-  std::vector<double> step_ms;
+    return !(a.time_limit > 0 && el > a.time_limit);
+  };
   const int profiled = std::min(8, a.decode / 4);
-  r.set_profile(false);
-  for (int i = 0; i < a.decode; ++i) {
-    if (i == a.decode - profiled) r.set_profile(true);
-    const int32_t next = int32_t(std::max_element(lg.begin(), lg.end()) - lg.begin());  // greedy
-    auto s0 = clock::now();
-    lg = r.decode(next);
-    if (i < a.decode - profiled) step_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - s0).count());
+  go.before_decode = [&](int64_t step) {
+    if (step == a.decode - profiled) r.set_profile(true);
+  };
+  const Generation gen = r.generate(prompt, go);
+  if (gen.prefill_stopped) {
+    const double el = gen.prefill_s;
+    const int64_t done = r.len();
+    const gpu::PhaseTimes p = r.times();
+    fmt::print("prefill STOPPED by --time-limit {} s at position {} of {} after {:.2f} s ({:.0f} tokens/s)\n",
+               a.time_limit, done, N, el, double(done) / el);
+    fmt::print("  by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, gla {:.3f} s, "
+               "other {:.3f} s\n", p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
+    fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n", double(r.device_bytes_in_use()) / double(1ull << 30),
+               double(r.plan().total) / double(1ull << 30));
+    return 4;
   }
+  const double ttft = gen.prefill_s;
+  // Decode steps are timed without the per-op CUDA events (they cost host time on every op); the last quarter of
+  // them (at most 8) run profiled for the per-class split, whose sum is a step's GPU time: the rest of a step's
+  // wall time is host and launch overhead. token_s[i] is the decode step that produced token i.
+  std::vector<double> step_ms;
+  for (int i = 1; i <= a.decode - profiled && i < int(gen.token_s.size()); ++i) step_ms.push_back(gen.token_s[size_t(i)] * 1e3);
   gpu::PhaseTimes dph;  // the profiled decode steps' GPU time per class, ms per token
   {
     const gpu::PhaseTimes all = r.times();
@@ -146,7 +150,7 @@ int run(const Args& a) {
   std::vector<double> sorted = step_ms;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
-  const bool finite = std::all_of(lg.begin(), lg.end(), [](float x) { return std::isfinite(x); });
+  const bool finite = gen.logits_finite;
   size_t fr = 0, tot = 0;
   gpu::mem_info(&fr, &tot);
   const size_t peak = std::max(r.device_bytes_in_use(), tot - fr);

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   salasim::cli::add_tolerances(app, run);
   salasim::cli::add_golden(app, run);
   salasim::cli::add_explain(app, run);
+  salasim::cli::add_ruler(app, run, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

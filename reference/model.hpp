@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/config.hpp"
+#include "model/generate.hpp"
 #include "reference/ops.hpp"
 #include "reference/recorder.hpp"
 #include "reference/weights.hpp"
@@ -56,6 +57,10 @@ struct RefModel {
   // One generated token at position len. Returns [1, V]. Taps go to phase decode_NNNN.
   Mat decode(int32_t token, TapRecorder* taps = nullptr);
 };
+
+// Greedy generation from a fresh model (model/generate.hpp: the one loop every backend shares). With
+// o.record_selection, each step's selections are the sparse layers' own (select/blocks, select/scores taps).
+Generation generate(RefModel& m, const std::vector<int32_t>& prompt, const GenerateOptions& o);
 
 // The mixers, exposed for layer-level checks. a: [T, D] normed input at positions pos0..; returns [T, D].
 Mat lightning_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, std::vector<Mat>& state,
