@@ -2,8 +2,12 @@
 // profile and context lengths, as a text table, --json or --csv.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "model/error.hpp"
+#include "model/limits.hpp"
 #include "model/memory.hpp"
 #include "reports/calibrate.hpp"
 #include "reports/context.hpp"
@@ -85,6 +89,9 @@ int run_memory(const ModelArgs& a) {
 int run_latency(const ModelArgs& a) {
   const Sweep s = make_sweep(a);
   const std::string measured_path = a.measured.empty() ? measured_file(s.hw.name) : data_path(a.measured);
+  // The default file may be absent (a card without runs is uncalibrated, and says so); a named one must exist.
+  if (!a.measured.empty() && !a.floor && !std::filesystem::exists(measured_path))
+    fail("--measured {}: no such file (the measured runs to calibrate from; --floor ignores them)", a.measured);
   const std::vector<MeasuredRun> runs = a.floor ? std::vector<MeasuredRun>{} : load_measured(measured_path);
   const FitResult fit = fit_runs(runs, s.hw);
   const std::string status = a.floor ? "--floor: efficiency factors from the hardware profile (1.0 = the floor)"
@@ -121,7 +128,7 @@ void add_common_options(CLI::App* c, ModelArgs& a) {
       ->capture_default_str();
   c->add_option("--weights", a.weights, "weight formats: bf16, w4a16 (GPTQ 4-bit, group 128), or both: bf16,w4a16")
       ->capture_default_str();
-  c->add_option("--chunk", a.chunk, "prefill chunk in tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  c->add_option("--chunk", a.chunk, "prefill chunk in tokens")->check(whole_number(1, kMaxChunk))->capture_default_str();
   auto* json = c->add_flag("--json", a.json, "machine-readable output");
   c->add_flag("--csv", a.csv, "CSV output (with the command that reproduces each row)")->excludes(json);
 }
@@ -143,7 +150,7 @@ void add_model(CLI::App& app, Run& run) {
       "latency", "TTFT, decode ms/token and end-to-end time from FLOPs, bytes and exponentials per op");
   add_common_options(lat, *l);
   lat->add_option("--decode-tokens", l->decode_tokens, "generated tokens for E2E (the first comes from the prefill)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, kMaxDecodeTokens))
       ->capture_default_str();
   lat->add_option("--measured", l->measured, "measured runs to calibrate from (default reports/measured/<hw>.json)");
   lat->add_flag("--floor", l->floor, "ignore measured runs: use the profile's efficiency factors (the floor)");
