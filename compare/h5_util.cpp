@@ -156,22 +156,25 @@ std::vector<std::string> attr_names(hid_t obj, const std::string& file) {
 
 namespace {
 
-// The identity of an object in its file: the address (HDF5 1.10) or token (1.12+) of its header.
+// The identity of an object in its file: its file number and the address (HDF5 1.10) or token (1.12+) of its header.
+template <class Info, class Where>
+std::string key_of(const Info& info, const Where& where) {
+  std::string key(sizeof info.fileno + sizeof where, '\0');
+  std::memcpy(key.data(), &info.fileno, sizeof info.fileno);
+  std::memcpy(key.data() + sizeof info.fileno, &where, sizeof where);
+  return key;
+}
+
 std::string object_key(hid_t obj, const std::string& file, const std::string& path) {
 #if H5_VERSION_GE(1, 12, 0)
   H5O_info2_t info;
   check(H5Oget_info3(obj, &info, H5O_INFO_BASIC), file, "cannot read the object header of " + path);
-  std::string key(sizeof info.fileno + sizeof info.token, '\0');
-  std::memcpy(key.data(), &info.fileno, sizeof info.fileno);
-  std::memcpy(key.data() + sizeof info.fileno, &info.token, sizeof info.token);
+  return key_of(info, info.token);
 #else
   H5O_info_t info;
   check(H5Oget_info2(obj, &info, H5O_INFO_BASIC), file, "cannot read the object header of " + path);
-  std::string key(sizeof info.fileno + sizeof info.addr, '\0');
-  std::memcpy(key.data(), &info.fileno, sizeof info.fileno);
-  std::memcpy(key.data() + sizeof info.fileno, &info.addr, sizeof info.addr);
+  return key_of(info, info.addr);
 #endif
-  return key;
 }
 
 struct Walk {

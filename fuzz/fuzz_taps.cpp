@@ -83,16 +83,16 @@ void fuzzed_attr(hid_t obj, const char* name, Bytes& b) {
 
 void add_dataset(hid_t f, const std::string& path, Bytes& b) {
   const int rank = b.next() % 4;
-  std::vector<hsize_t> dims(size_t(rank));
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
   for (hsize_t& d : dims) d = kDims[b.next() % (sizeof kDims / sizeof kDims[0])];
   const hid_t types[] = {H5T_IEEE_F64LE, H5T_IEEE_F32LE, H5T_STD_I64LE, H5T_STD_I8LE, H5T_STD_U64LE};
   const uint8_t ti = b.next() % 5;
   const hid_t type = types[ti];
   const size_t elem = H5Tget_size(type);
-  hsize_t numel = 1;
+  hsize_t numel = 1, bytes = 0;
   bool huge = false;
   for (hsize_t d : dims) huge = huge || __builtin_mul_overflow(numel, d, &numel);
-  huge = huge || numel * elem > 4096;
+  huge = huge || __builtin_mul_overflow(numel, hsize_t(elem), &bytes) || bytes > 4096;  // large: never written
   const uint8_t flags = b.next();
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if ((huge || (flags & 1)) && rank > 0) {

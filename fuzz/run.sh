@@ -26,12 +26,13 @@ symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true
 failed=()
 for t in safetensors config scenario taps; do
   mkdir -p $B/artifacts/$t
-  regress=()
+  regress=() dict=()
   [ -d fuzz/regressions/$t ] && regress=(fuzz/regressions/$t)
+  [ -f fuzz/$t.dict ] && dict=(-dict=fuzz/$t.dict)  # the format's field names and edge values
   echo "== fuzz_$t: ${secs} s from $(ls $B/corpus/$t | wc -l) seeds${regress:+ and the regression inputs of fuzz/regressions/$t}"
   # stdin from /dev/null: a fuzzed path such as /dev/stdin must not wait for input.
   if ! $B/fuzz/fuzz_$t -max_total_time="$secs" -timeout=20 -rss_limit_mb=3072 -max_len=65536 -print_final_stats=1 \
-       -artifact_prefix=$B/artifacts/$t/ $B/corpus/$t "${regress[@]}" < /dev/null > $B/artifacts/$t.log 2>&1; then
+       "${dict[@]}" -artifact_prefix=$B/artifacts/$t/ $B/corpus/$t "${regress[@]}" < /dev/null > $B/artifacts/$t.log 2>&1; then
     tail -40 $B/artifacts/$t.log
     failed+=("fuzz_$t")
   else

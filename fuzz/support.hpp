@@ -16,8 +16,8 @@ const std::string& scratch_dir();
 std::string write_scratch(const std::string& name, const uint8_t* data, size_t size);
 
 // Runs f(). salasim::Error (bad input, with a message naming what was wrong) is the expected outcome for a
-// malformed input. InternalError and DeviceError are bugs, and any other exception escaped the input checks: both
-// abort, so libFuzzer keeps the input as a crash.
+// malformed input; SALASIM_FUZZ_VERBOSE=1 prints it, to see what an input trips. InternalError and DeviceError
+// are bugs, and any other exception escaped the input checks: both abort, so libFuzzer keeps the input as a crash.
 template <class F>
 void expect_clean(F&& f) {
   try {
@@ -28,7 +28,8 @@ void expect_clean(F&& f) {
   } catch (const DeviceError& e) {
     std::fprintf(stderr, "fuzz: device error: %s\n", e.what());
     std::abort();
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (std::getenv("SALASIM_FUZZ_VERBOSE")) std::fprintf(stderr, "fuzz: refused: %s\n", e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz: an exception escaped the input checks: %s\n", e.what());
     std::abort();

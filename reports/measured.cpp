@@ -5,6 +5,7 @@
 
 #include "model/error.hpp"
 #include "model/json_field.hpp"
+#include "model/limits.hpp"
 #include "model/data_path.hpp"
 
 namespace salasim::reports {
@@ -25,8 +26,8 @@ std::vector<MeasuredRun> load_measured(const std::string& path) {
     r.gpu = d.string("gpu");
     r.command = d.string("command");
     r.config = d.string("config");
-    r.context = d.integer("context", 1);
-    r.decode_tokens = d.integer("decode_tokens", 0);
+    r.context = d.integer("context", 1, kMaxContext);
+    r.decode_tokens = d.integer("decode_tokens", 0, kMaxDecodeTokens);
     r.ttft_s = d.number("ttft_s");
     if (!(r.ttft_s > 0)) d.bad("ttft_s", "a positive number of seconds");
     if (r.decode_tokens > 0) {
@@ -36,7 +37,7 @@ std::vector<MeasuredRun> load_measured(const std::string& path) {
     r.peak_vram_bytes = d.integer("peak_vram_bytes", 0);
     r.planner_peak_bytes = d.integer("planner_peak_bytes", 0);
     if (d.has("weights")) r.weights = d.string("weights");
-    if (d.has("chunk")) r.chunk = d.integer("chunk", 1);
+    if (d.has("chunk")) r.chunk = d.integer("chunk", 1, kMaxChunk);
     if (d.has("phases")) {
       JsonDoc p = d.object("phases");
       std::array<double, kOpClasses> s{};
