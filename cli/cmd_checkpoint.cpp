@@ -40,7 +40,7 @@ void add_synth_checkpoint(CLI::App& app, Run& run_out) {
   CLI::App* c = app.add_subcommand("synth-checkpoint", "Write a config's synthetic weights as a sharded safetensors checkpoint");
   c->add_option("--config", a->config, "config.json")->capture_default_str();
   c->add_option("--out", a->out, "output folder")->required();
-  c->add_option("--seed", a->seed, "synthetic weight seed")->capture_default_str();
+  c->add_option("--seed", a->seed, "synthetic weight seed")->capture_default_str()->check(seed_number());
   c->add_option("--shards", a->shards, "number of shard files")->capture_default_str()->check(whole_number(1, 1 << 16));
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }

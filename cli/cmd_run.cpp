@@ -180,12 +180,12 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   c->add_option("--context", a->context, "prompt length, e.g. 65536, 64K, 1M, 2048K")->capture_default_str();
   c->add_option("--decode", a->decode, "tokens to generate")->capture_default_str()->check(whole_number(0, 1 << 20));
   c->add_option("--chunk", a->chunk, "prefill chunk (multiple of 64)")->capture_default_str()->check(whole_number(64, kMaxChunk));
-  c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str();
+  c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str()->check(seed_number());
   c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint instead of synthetic weights");
   c->add_flag("--plan", a->plan_only, "print the memory plan only (no GPU needed)");
   c->add_option("--time-limit", a->time_limit,
                 "stop the prefill after this many seconds and report how far it got (exit 1: no complete measurement)")
-      ->check(CLI::Range(0.0, 1e7));
+      ->check(seconds(1e7));
   c->add_flag("--extrapolate", a->extrapolate,
               "allow context + decode past the config's max_position_embeddings, up to 4x it (1M and 2048K runs of "
               "the released config)");

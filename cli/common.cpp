@@ -59,6 +59,22 @@ CLI::Validator whole_number(int64_t lo, int64_t hi) {
       fmt::format("INT in [{}, {}]", lo, hi));
 }
 
+CLI::Validator seed_number() { return whole_number(0, INT64_MAX).name("SEED"); }
+
+CLI::Validator seconds(double hi) {
+  return CLI::Validator(
+      [hi](std::string& s) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || end != s.data() + s.size() || !(v >= 0 && v <= hi)) {
+          const std::string shown = s.size() > 24 ? s.substr(0, 21) + "..." : s;
+          return fmt::format("'{}' is not a number of seconds in [0, {:g}]", shown, hi);
+        }
+        return "";
+      },
+      fmt::format("SECONDS in [0, {:g}]", hi));
+}
+
 void check_reference_fits(const Scenario& s, const std::string& who, int tap_runs) {
   const int64_t params = count_params(s.cfg, tensor_inventory(s.cfg)).total;
   const double all_taps = run_tap_bytes(s);

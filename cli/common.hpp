@@ -29,6 +29,10 @@ std::string with_commas(int64_t v);   // 9,477,203,968
 // range ("--tokens: 0 is not a whole number in [1, 268435456]"), so a negative or zero count never reaches a
 // subcommand as "not given".
 CLI::Validator whole_number(int64_t lo, int64_t hi);
+// The same for a seed: any whole number in [0, 2^63 - 1] (a negative one would wrap to a huge unsigned seed).
+CLI::Validator seed_number();
+// A number of seconds in [0, hi].
+CLI::Validator seconds(double hi);
 
 // The float64 reference and the peer hold every weight as float64 and the taps they keep: refuse plainly, before
 // allocating, a scenario (prompt, decode steps) that cannot fit in this machine's memory (the full 9.48B model's

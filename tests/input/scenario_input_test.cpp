@@ -91,7 +91,9 @@ TEST_CASE("input: negative and zero counts are refused by the option parser (row
                         Case{"run --decode -1 --plan", "--decode: '-1' is not a whole number in [0, 1048576]"},
                         Case{"run --chunk 0 --plan", "--chunk: '0' is not a whole number in [64, 16777216]"},
                         Case{"synth-checkpoint --out /tmp/x --shards 0", "--shards: '0' is not a whole number"},
-                        Case{"model latency --decode-tokens -1", "--decode-tokens: '-1' is not a whole number"}}) {
+                        Case{"model latency --decode-tokens -1", "--decode-tokens: '-1' is not a whole number"},
+                        Case{"synth-checkpoint --out /tmp/x --seed -5", "--seed: '-5' is not a whole number in [0, "},
+                        Case{"run --plan --time-limit -3", "--time-limit: '-3' is not a number of seconds in [0, 1e+07]"}}) {
     const CliResult r = run_salasim(c.args);
     INFO(c.args << "\n" << r.output);
     CHECK(r.exit_code == 2);
