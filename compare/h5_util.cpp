@@ -2,14 +2,27 @@
 // and a recursive walk built on calls whose signatures are the same in HDF5 1.10, 1.12 and 1.14.
 #include "compare/h5_util.hpp"
 
+#include <fcntl.h>
 #include <fmt/ranges.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
 #include "model/checked.hpp"
 #include "model/error.hpp"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/common_interface_defs.h>
+#define SALASIM_ASAN 1
+#endif
+#endif
 
 namespace salasim::h5 {
 
@@ -101,6 +114,7 @@ std::string read_string_attr(hid_t obj, const std::string& name, const std::stri
   constexpr size_t kMaxString = size_t(1) << 20;  // our longest attribute, the list of hashed sources, is ~2 kB
   if (H5Tis_variable_str(type.get()) > 0) {
     Id mem = utf8_vlen_string();
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));  // ASCII strings (h5py's bytes, other writers) read as they are
     char* p = nullptr;
     check(H5Aread(attr.get(), mem.get(), &p), file, where + ": cannot read attribute '" + name + "'");
     std::string s = p ? p : "";
@@ -231,6 +245,41 @@ void walk(hid_t group, const std::string& prefix, const std::string& file,
           const std::function<void(const std::string&, hid_t)>& on_dataset) {
   Walk w{file, on_dataset, {}};
   w.visit(group, prefix, 0);
+}
+
+void crash_guard(const std::string& path, const std::function<void()>& read) {
+  constexpr int kRead = 0, kRefused = 86;  // the child's two clean endings; anything else is a crash
+  std::fflush(nullptr);  // nothing buffered is written twice (the child leaves with _exit, which flushes nothing)
+  const pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    // The child's only report is how it ends: its stderr goes nowhere, and under AddressSanitizer (the fuzz build)
+    // a crash must not run the fuzzer's handler, which would record the input as the parent's crash.
+    const int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, STDERR_FILENO);
+#ifdef SALASIM_ASAN
+    __sanitizer_set_death_callback(nullptr);
+#endif
+    int code = kRead;
+    try {
+      read();
+    } catch (...) {
+      code = kRefused;  // an error the parent's own read will report, with its message
+    }
+    _exit(code);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    fail("{}: the HDF5 library crashed reading this file (signal {}, {}): it is damaged, or not the file it claims "
+         "to be",
+         path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+  // A sanitizer or fuzzer in the child ends a crash with an exit code of its own instead of the signal.
+  if (WIFEXITED(status) && WEXITSTATUS(status) != kRead && WEXITSTATUS(status) != kRefused)
+    fail("{}: reading this file crashed (exit status {} in the reading process): it is damaged, or not the file it "
+         "claims to be",
+         path, WEXITSTATUS(status));
 }
 
 DatasetExtent dataset_extent(hid_t ds, const std::string& file, const std::string& where) {

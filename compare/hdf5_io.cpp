@@ -180,6 +180,16 @@ void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& inf
 }
 
 TapDump read_taps(const std::string& path) {
+  h5::crash_guard(path, [&] { read_taps_unguarded(path); });
+  return read_taps_unguarded(path);
+}
+
+FailureDump read_failures(const std::string& path) {
+  h5::crash_guard(path, [&] { read_failures_unguarded(path); });
+  return read_failures_unguarded(path);
+}
+
+TapDump read_taps_unguarded(const std::string& path) {
   h5::Quiet quiet;
   h5::Id f = open_file(path, "taps");
   TapDump d;
@@ -217,7 +227,7 @@ void write_failures(const std::string& path, const std::vector<FailureEntry>& en
   }
 }
 
-FailureDump read_failures(const std::string& path) {
+FailureDump read_failures_unguarded(const std::string& path) {
   h5::Quiet quiet;
   h5::Id f = open_file(path, "failures");
   FailureDump d;
