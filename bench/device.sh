@@ -58,7 +58,8 @@ step_run() {  # step_run 64K [extra args]; "--time-limit auto" leaves ~70 s of t
   local args=()
   for x in "$@"; do [ "$x" = auto ] && args+=("$((510 - SECONDS))") || args+=("$x"); done
   set -- "${args[@]}"
-  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --json-out "$OUT/run_$ctx.json" "$@" > "$OUT/run_$ctx.txt" 2>&1
+  # --extrapolate: 1M and 2048K are past the config's max_position_embeddings (524288), as in the paper
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --extrapolate --json-out "$OUT/run_$ctx.json" "$@" > "$OUT/run_$ctx.txt" 2>&1
   local rc=$?
   cat "$OUT/run_$ctx.txt"
   [ $rc -eq 0 ] && note "run $ctx: $(grep -E 'TTFT|decode:' "$OUT/run_$ctx.txt" | tr '\n' ' ')" || note "run $ctx FAILED (rc $rc)"
@@ -69,7 +70,8 @@ step_measure() {  # step_measure 64K [extra args]: a run whose record is a measu
   local ctx=$1; shift
   local dir="$OUT/reports/measured/${SALASIM_HW:-h200}"
   mkdir -p "$dir"
-  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --json-out "$dir/run_$ctx.json" "$@" > "$OUT/measure_$ctx.txt" 2>&1
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --extrapolate \
+    --json-out "$dir/run_$ctx.json" "$@" > "$OUT/measure_$ctx.txt" 2>&1
   local rc=$?
   cat "$OUT/measure_$ctx.txt"
   [ $rc -eq 0 ] && [ -s "$dir/run_$ctx.json" ] && note "measured $ctx: $(grep -E 'TTFT|decode:' "$OUT/measure_$ctx.txt" | tr '\n' ' ')-> ${dir#"$OUT"/}/run_$ctx.json" \

@@ -36,6 +36,7 @@ int run_record(const GoldenArgs& a) {
          why, source_relative(scenario_path));
   const Scenario s = load_scenario(scenario_path);
   const std::string out = a.golden.empty() ? std::string(SALASIM_SOURCE_DIR) + "/" + golden_for(s.name) : a.golden;
+  if (fs::path(out).has_parent_path()) make_output_folder(fs::path(out).parent_path().string(), "--out");
   fmt::print("golden record: {} on {} ({})\n", gpu->name(), s.name, source_relative(scenario_path));
   std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
   const Truth truth = run_truth(s, TapFilter::all(), w);
@@ -48,7 +49,6 @@ int run_record(const GoldenArgs& a) {
     return 1;
   }
   const Golden g = make_golden(s, source_relative(scenario_path), v.run, gpu->name(), gpu_source_hash(), git_revision());
-  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path());
   write_golden(out, g);
   fmt::print("wrote {}: {} taps ({} prefill rows, {} decode steps), {:.1f} MB, device {}, GPU sources {}\n", out,
              g.taps.size(), g.meta.rows.size(), s.decode_steps, double(fs::file_size(out)) / 1e6, g.meta.device,

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "model/error.hpp"
+#include "model/limits.hpp"
 #include "model/memory.hpp"
 #include "reports/calibrate.hpp"
 #include "reports/context.hpp"
@@ -104,6 +106,9 @@ std::vector<MeasuredRun> hold_out(std::vector<MeasuredRun>& runs, const std::str
 int run_latency(const ModelArgs& a) {
   const Sweep s = make_sweep(a);
   const std::string measured = a.measured.empty() ? measured_path(s.hw.name) : data_path(a.measured);
+  // The default folder may be absent (a card without runs is uncalibrated, and says so); a named one must exist.
+  if (!a.measured.empty() && !a.floor && !std::filesystem::exists(measured))
+    fail("--measured {}: no such file or folder (the measured runs to calibrate from; --floor ignores them)", a.measured);
   if (a.floor && !a.hold_out.empty()) fail("--hold-out needs the measured runs, and --floor ignores them");
   std::vector<MeasuredRun> runs = a.floor ? std::vector<MeasuredRun>{} : load_measured(measured);
   const std::vector<MeasuredRun> held = hold_out(runs, a.hold_out, measured);
@@ -150,7 +155,7 @@ void add_common_options(CLI::App* c, ModelArgs& a) {
       ->capture_default_str();
   c->add_option("--weights", a.weights, "weight formats: bf16, w4a16 (GPTQ 4-bit, group 128), or both: bf16,w4a16")
       ->capture_default_str();
-  c->add_option("--chunk", a.chunk, "prefill chunk in tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  c->add_option("--chunk", a.chunk, "prefill chunk in tokens")->check(whole_number(1, kMaxChunk))->capture_default_str();
   auto* json = c->add_flag("--json", a.json, "machine-readable output");
   c->add_flag("--csv", a.csv, "CSV output (with the command that reproduces each row)")->excludes(json);
 }
@@ -172,7 +177,7 @@ void add_model(CLI::App& app, Run& run) {
       "latency", "TTFT, decode ms/token and end-to-end time from FLOPs, bytes and exponentials per op");
   add_common_options(lat, *l);
   lat->add_option("--decode-tokens", l->decode_tokens, "generated tokens for E2E (the first comes from the prefill)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, kMaxDecodeTokens))
       ->capture_default_str();
   lat->add_option("--measured", l->measured,
                   "measured runs to calibrate from: a folder of salasim run --json-out records, or one file "

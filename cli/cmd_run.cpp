@@ -16,6 +16,7 @@
 #include "model/config.hpp"
 #include "model/error.hpp"
 #include "model/generate.hpp"
+#include "model/limits.hpp"
 #include "model/weights.hpp"
 #include "reports/context.hpp"
 #include "scenarios/scenario.hpp"
@@ -55,6 +56,7 @@ struct Args {
   std::string json_out;  // also write the JSON record here
   bool plan_only = false;
   double time_limit = 0;  // seconds; 0 = none
+  bool extrapolate = false;
   std::string command_line;
 };
 
@@ -63,9 +65,11 @@ int run(const Args& a) {
   const std::vector<int64_t> contexts = reports::parse_contexts(a.context);
   if (contexts.size() != 1) fail("--context {}: give one context length", a.context);
   const int64_t N = contexts[0];
+  check_positions(c, N, a.decode, a.extrapolate, fmt::format("--context {} --decode {}", a.context, a.decode));
+  // The checkpoint is validated (headers against the inventory) before anything else, --plan included.
+  const WeightSource w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(c));
 #ifndef SALASIM_HAVE_CUDA
-  (void)c;
-  (void)N;
+  (void)w;
   fail("salasim run needs the CUDA path, and this build has none (configure with nvcc on PATH, SALASIM_CUDA=ON); "
        "the memory plan without it: salasim model memory --config {} --context {}",
        a.config, N);
@@ -80,7 +84,6 @@ int run(const Args& a) {
   }
   std::string why;
   if (!gpu::available(&why)) fail("salasim run needs a GPU: {}", why);
-  const WeightSource w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(c));
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
   gpu::Runner r(c, w, o);
@@ -128,7 +131,9 @@ int run(const Args& a) {
                "other {:.3f} s\n", p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
     fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n", double(r.device_bytes_in_use()) / double(1ull << 30),
                double(r.plan().total) / double(1ull << 30));
-    return 4;
+    // Not a complete measurement (no TTFT, no JSON record): exit 1, as a check that failed.
+    fmt::print("run: INCOMPLETE (stopped by --time-limit; no record written)\n");
+    return kExitCheckFailed;
   }
   const double ttft = gen.prefill_s;
   // Decode steps are timed without the per-op CUDA events (they cost host time on every op); the last quarter of
@@ -230,12 +235,17 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   CLI::App* c = app.add_subcommand("run", "Run the CUDA path at a context length: TTFT, decode ms/token, peak VRAM");
   c->add_option("--config", a->config, "config.json")->capture_default_str();
   c->add_option("--context", a->context, "prompt length, e.g. 65536, 64K, 1M, 2048K")->capture_default_str();
-  c->add_option("--decode", a->decode, "tokens to generate")->capture_default_str()->check(CLI::Range(0, 1 << 20));
-  c->add_option("--chunk", a->chunk, "prefill chunk (multiple of 64)")->capture_default_str();
-  c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str();
+  c->add_option("--decode", a->decode, "tokens to generate")->capture_default_str()->check(whole_number(0, 1 << 20));
+  c->add_option("--chunk", a->chunk, "prefill chunk (multiple of 64)")->capture_default_str()->check(whole_number(64, kMaxChunk));
+  c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str()->check(seed_number());
   c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint instead of synthetic weights");
   c->add_flag("--plan", a->plan_only, "print the memory plan only (no GPU needed)");
-  c->add_option("--time-limit", a->time_limit, "stop the prefill after this many seconds and report how far it got (exit 4)");
+  c->add_option("--time-limit", a->time_limit,
+                "stop the prefill after this many seconds and report how far it got (exit 1: no complete measurement)")
+      ->check(seconds(1e7));
+  c->add_flag("--extrapolate", a->extrapolate,
+              "allow context + decode past the config's max_position_embeddings, up to 4x it (1M and 2048K runs of "
+              "the released config)");
   c->add_flag("--json", a->json, "machine-readable output (the reports/measured/<hw>/*.json record format)");
   c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });

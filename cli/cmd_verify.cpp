@@ -7,8 +7,6 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -17,7 +15,7 @@
 #include "cli/common.hpp"
 #include "compare/source_hash.hpp"
 #include "model/error.hpp"
-#include "model/inventory.hpp"
+#include "model/limits.hpp"
 #include "scenarios/backend.hpp"
 #include "scenarios/golden.hpp"
 #include "scenarios/verify.hpp"
@@ -36,6 +34,7 @@ struct VerifyArgs {
   bool json = false;
   bool failures_only = false;
   int64_t tokens = 0;
+  bool extrapolate = false;
   int spot = 0;
   std::vector<int> spot_layers;
 };
@@ -99,7 +98,7 @@ nlohmann::json times_json(const std::vector<PhaseTime>& t) {
 }
 
 std::string dump_path(const std::string& dir, const std::string& name) {
-  fs::create_directories(dir);
+  make_output_folder(dir, "--dump");
   return (fs::path(dir) / name).string();
 }
 
@@ -150,21 +149,6 @@ GoldenPart golden_part(const Scenario& s, const Truth& truth, bool prompt_overri
     g.json = {{"file", rel}, {"checked", true}, {"pass", false}, {"error", e.what()}};
   }
   return g;
-}
-
-// The reference and the peer hold every weight as float64, and a full verify keeps every tap of `runs` runs: refuse
-// plainly, before allocating, what cannot fit in this machine's memory (the full 9.48B model's weights alone are
-// 76 GB; block scores grow with the square of the prompt), instead of dying half-way.
-void check_reference_fits(const Scenario& s, const char* who, int runs) {
-  const int64_t params = count_params(s.cfg, tensor_inventory(s.cfg)).total;
-  const double weights = double(params) * 8, taps = runs * run_tap_bytes(s);
-  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  if (have > 0 && weights + taps > 0.8 * have)
-    fail("{} needs {:.1f} GB here ({:.1f} GB of float64 weights for {} parameters of {}, {:.1f} GB of taps for {} "
-         "runs of {} tokens), and this machine has {:.1f} GB. Long contexts are checked with --spot N and the GPU "
-         "backend; a shorter prompt with --tokens N",
-         who, (weights + taps) / 1e9, weights / 1e9, with_commas(params), source_relative(s.cfg.source), taps / 1e9,
-         runs, s.prompt.size(), have / 1e9);
 }
 
 int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
@@ -298,7 +282,9 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
 
 int run_verify(const VerifyArgs& a) {
   Scenario s = load_scenario(data_path(a.scenario.empty() ? default_scenario_path() : a.scenario));
+  s.extrapolate = s.extrapolate || a.extrapolate;
   if (a.tokens > 0) resize_prompt(s, a.tokens, 7);
+  if (!a.dump.empty()) make_output_folder(a.dump, "--dump");  // refused now, not after minutes of running
   const Out out{a.json};
   return a.spot > 0 ? run_spot(a, s, out) : run_full(a, s, out);
 }
@@ -316,11 +302,16 @@ void add_verify(CLI::App& app, Run& run) {
   c->add_option("--dump", a->dump, "folder for <scenario>-failures.h5: every failing tap with its op's inputs");
   c->add_flag("--json", a->json, "machine-readable output");
   c->add_flag("--failures-only", a->failures_only, "print only the failing taps (and the totals)");
-  c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt");
+  c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt")
+      ->check(whole_number(1, kExtrapolationFactor * kMaxPositions));
+  c->add_flag("--extrapolate", a->extrapolate,
+              "allow prompt + decode past the config's max_position_embeddings, up to 4x it");
   c->add_option("--spot", a->spot,
-                "spot check instead: N query positions of the chosen layers, recomputed from the backend's inputs");
+                "spot check instead: N query positions of the chosen layers, recomputed from the backend's inputs")
+      ->check(whole_number(1, 1024));
   c->add_option("--spot-layers", a->spot_layers, "layers for --spot (default: the deepest sparse and Lightning layer)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(whole_number(0, kMaxLayers - 1));
   c->callback([a, &run] { run = [a] { return run_verify(*a); }; });
 }
 

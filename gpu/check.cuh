@@ -1,4 +1,5 @@
-// Every CUDA and cuBLAS call is checked; a failure throws salasim::Error naming the op and its shapes.
+// Every CUDA and cuBLAS call is checked; a failure throws salasim::DeviceError (model/error.hpp: exit code 3)
+// naming the op and its shapes.
 // This header is included by .cu files, which must not include fmt (nvcc cannot compile its consteval checks):
 // describe ops with op_desc(), whose formatting lives in check.cpp.
 #pragma once
@@ -43,8 +44,9 @@ std::string op_text(const F& f) {
 // After a kernel launch: launch-configuration errors surface here, naming the op.
 #define CHECK_LAUNCH(op) CUDA_CHECK(cudaGetLastError(), (op))
 
-// ARG_CHECK(cond, op, why): a bad argument to a GPU op throws salasim::Error naming the op, its shapes and `why`
-// (a literal), before anything is launched. (cudaErrorInvalidValue is the code the message carries.)
+// ARG_CHECK(cond, op, why): a bad argument to a GPU op throws salasim::DeviceError naming the op, its shapes and
+// `why` (a literal), before anything is launched: the caller's bug, exit 3. (cudaErrorInvalidValue is the code the
+// message carries.)
 #define ARG_CHECK(cond, op, why)                                                                            \
   do {                                                                                                      \
     if (!(cond)) ::salasim::gpu::cuda_fail(cudaErrorInvalidValue, "argument check: " why, ::salasim::gpu::op_text(op), __FILE__, __LINE__); \

@@ -102,7 +102,7 @@ ParamCount count_params(const ModelConfig& c, const std::vector<TensorSpec>& inv
   auto row = [&](Component comp, std::string label, int64_t count) {
     if (count == 0) return;
     int64_t s = sum[int(comp)];
-    if (s % count != 0) fail("internal: component {} does not split evenly over {} instances", component_name(comp), count);
+    if (s % count != 0) internal_fail("component {} does not split evenly over {} instances", component_name(comp), count);
     pc.rows.push_back(ComponentRow{comp, std::move(label), s / count, count});
   };
   row(Component::Embed, fmt::format("embed_tokens [{}x{}]", V, D), 1);
@@ -114,7 +114,7 @@ ParamCount count_params(const ModelConfig& c, const std::vector<TensorSpec>& inv
   row(Component::SparseMixer, "sparse mixer: q, k, v, o, o_gate", pc.n_sparse);
   for (auto& [layer, n] : per_layer) {
     int64_t& slot = c.layers[layer] == Mixer::Lightning ? pc.lightning_layer : pc.sparse_layer;
-    if (slot != 0 && slot != n) fail("internal: layers of one type differ in size ({} vs {})", slot, n);
+    if (slot != 0 && slot != n) internal_fail("layers of one type differ in size ({} vs {})", slot, n);
     slot = n;
   }
   return pc;

@@ -22,7 +22,7 @@ void append(TapMap& map, const std::string& name, std::vector<int64_t> shape, co
   }
   Tap& t = it->second;
   if (!std::equal(shape.begin() + 1, shape.end(), t.shape.begin() + 1, t.shape.end()))
-    fail("internal: tap '{}' appended with different trailing dims", name);
+    internal_fail("tap '{}' appended with different trailing dims", name);
   t.shape[0] += shape[0];
   t.data.insert(t.data.end(), data, data + n);
 }

@@ -7,6 +7,7 @@
 
 #include "model/error.hpp"
 #include "model/json_field.hpp"
+#include "model/limits.hpp"
 #include "model/data_path.hpp"
 
 namespace salasim::reports {
@@ -23,8 +24,8 @@ MeasuredRun parse_run(const json& j, const std::string& where) {
   r.gpu = d.string("gpu");
   r.command = d.string("command");
   r.config = d.string("config");
-  r.context = d.integer("context", 1);
-  r.decode_tokens = d.integer("decode_tokens", 0);
+  r.context = d.integer("context", 1, kMaxContext);
+  r.decode_tokens = d.integer("decode_tokens", 0, kMaxDecodeTokens);
   r.ttft_s = d.number("ttft_s");
   if (!(r.ttft_s > 0)) d.bad("ttft_s", "a positive number of seconds");
   if (r.decode_tokens > 0) {
@@ -34,7 +35,7 @@ MeasuredRun parse_run(const json& j, const std::string& where) {
   r.peak_vram_bytes = d.integer("peak_vram_bytes", 0);
   r.planner_peak_bytes = d.integer("planner_peak_bytes", 0);
   if (d.has("weights")) r.weights = d.string("weights");
-  if (d.has("chunk")) r.chunk = d.integer("chunk", 1);
+  if (d.has("chunk")) r.chunk = d.integer("chunk", 1, kMaxChunk);
   if (d.has("driver")) r.driver = d.string("driver");
   if (d.has("revision")) r.revision = d.string("revision");
   if (d.has("source")) r.source = d.string("source");

@@ -140,7 +140,7 @@ TEST_CASE("config: an ill-typed key is rejected with what was expected", "[confi
 
   j = released();
   j["hidden_size"] = 0;
-  CHECK(contains(error_of(j), "integer >= 1"));
+  CHECK(contains(error_of(j), "integer in [1, 1048576]"));
 
   j = released();
   j["sparse_config"]["block_size"] = 64.5;
