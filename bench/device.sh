@@ -37,15 +37,19 @@ step_tests() {  # op tests (the model tests are step_model)
   [ $rc -eq 0 ] && note "gpu op tests passed" || { grep -B2 -A25 "FAILED" "$OUT/gpu_tests.log" | head -150; note "gpu op tests FAILED (rc $rc)"; }
 }
 SMALL="~[model]~[synth]~[large]~[op_cases]"  # racecheck is ~100x slower: the op tests of small sizes
+KERNELS="[sparse_attn]~[large],[dense_attn]~[large],[select_blocks]~[large],[gla]~[large]"  # the tensor-core kernels
 step_sanitize() {  # step_sanitize [tool...] (default: memcheck racecheck)
   local tools=("$@")
   [ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck)
   for tool in "${tools[@]}"; do
-    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/salasim_gpu_tests" "$SMALL" > "$OUT/sanitize_$tool.log" 2>&1
+    timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/salasim_gpu_tests" "$SMALL" > "$OUT/sanitize_$tool.log" 2>&1
     local rc=$?
     tail -2 "$OUT/sanitize_$tool.log"
     [ $rc -eq 0 ] && note "compute-sanitizer $tool clean" || { grep -A12 "=========" "$OUT/sanitize_$tool.log" | head -60; note "compute-sanitizer $tool FAILED (rc $rc)"; }
   done
+}
+step_sanitize_kernels() {  # step_sanitize_kernels [tool...]: the sanitizers on the tensor-core kernels' small tests
+  SAN_TIMEOUT=120 SMALL="$KERNELS" step_sanitize "$@"
 }
 step_model() {
   "$B/tests/salasim_gpu_tests" "[model]" -r compact > "$OUT/gpu_model.log" 2>&1
@@ -174,6 +178,27 @@ step_ruler_gpus() {
   "$B/salasim" ruler report "$OUT/ruler_gpus.jsonl" $(ls "$OUT"/ruler_[0-9]*.jsonl 2>/dev/null) --out "$OUT/ruler_report" > "$OUT/ruler_report.txt" 2>&1
   [ $rc -eq 0 ] && note "ruler --gpus all: $(grep merged "$OUT/ruler_gpus.txt") ($(wc -l < "$OUT/ruler_gpus.jsonl") lines)" \
                 || note "ruler --gpus all FAILED (rc $rc)"
+}
+# step_ruler_x2 (nvidia-h200-x2): niah_single_1 at 2048K, 1M, 256K and 64K (ruler-assets/niah4.jsonl.gz) over both
+# GPUs with --gpus all (shard 0: 2048K, 256K; shard 1: 1M, 64K), merged and reported; then the 2048K measured run on
+# GPU 0 beside, on GPU 1, the 1M spot check, the 256K measured run and memcheck on the tensor-core kernels.
+step_ruler_x2() {
+  gunzip -c "$RA/niah4.jsonl.gz" > "$OUT/data4.jsonl" || { note "ruler_x2: no data"; return 1; }
+  rm -f "$OUT/ruler4.jsonl"
+  "$B/salasim" ruler run "${ruler_args[@]}" --data "$OUT/data4.jsonl" --out "$OUT/ruler4.jsonl" --gpus all \
+    > "$OUT/ruler4.txt" 2>&1
+  local rc=$?
+  tail -12 "$OUT/ruler4.txt"
+  "$B/salasim" ruler report "$OUT/ruler4.jsonl" --out "$OUT/ruler_report" > "$OUT/ruler_report.txt" 2>&1
+  [ $rc -eq 0 ] && note "ruler --gpus all: $(grep merged "$OUT/ruler4.txt") ($(wc -l < "$OUT/ruler4.jsonl") lines)" \
+                || note "ruler --gpus all FAILED (rc $rc)"
+  (export CUDA_VISIBLE_DEVICES=0; step_measure 2048K) > "$OUT/gpu0.txt" 2>&1 &
+  (export CUDA_VISIBLE_DEVICES=1; step_spot scenarios/sala-9b-1m.json 8; step_measure 256K
+   SAN_TIMEOUT=120 SMALL="$KERNELS" step_sanitize memcheck) \
+    > "$OUT/gpu1.txt" 2>&1 &
+  wait
+  grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | while read -r l; do echo "== $l"; done
+  summary+=("$(grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | tr '\n' ';')")
 }
 for s in "$@"; do
   # shellcheck disable=SC2086
