@@ -183,22 +183,25 @@ step_ruler_gpus() {
 # GPUs with --gpus all (shard 0: 2048K, 256K; shard 1: 1M, 64K), merged and reported; then the 2048K measured run on
 # GPU 0 beside, on GPU 1, the 1M spot check, the 256K measured run and memcheck on the tensor-core kernels.
 step_ruler_x2() {
-  gunzip -c "$RA/niah4.jsonl.gz" > "$OUT/data4.jsonl" || { note "ruler_x2: no data"; return 1; }
+  step_ruler4
+  (export CUDA_VISIBLE_DEVICES=0; step_measure 2048K) > "$OUT/gpu0.txt" 2>&1 &
+  (export CUDA_VISIBLE_DEVICES=1; step_spot scenarios/sala-9b-1m.json 8; step_measure 256K
+   SAN_TIMEOUT=120 SMALL="$KERNELS" step_sanitize memcheck) > "$OUT/gpu1.txt" 2>&1 &
+  wait
+  grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | while read -r l; do echo "== $l"; done
+  summary+=("$(grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | tr '\n' ';')")
+}
+# step_ruler4: the four lengths of ruler-assets/niah4.jsonl.gz over every visible GPU (--gpus all), merged, reported
+step_ruler4() {
+  gunzip -c "$RA/niah4.jsonl.gz" > /tmp/data4.jsonl || { note "ruler_x2: no data"; return 1; }
   rm -f "$OUT/ruler4.jsonl"
-  "$B/salasim" ruler run "${ruler_args[@]}" --data "$OUT/data4.jsonl" --out "$OUT/ruler4.jsonl" --gpus all \
+  "$B/salasim" ruler run "${ruler_args[@]}" --data /tmp/data4.jsonl --out "$OUT/ruler4.jsonl" --gpus all \
     > "$OUT/ruler4.txt" 2>&1
   local rc=$?
   tail -12 "$OUT/ruler4.txt"
   "$B/salasim" ruler report "$OUT/ruler4.jsonl" --out "$OUT/ruler_report" > "$OUT/ruler_report.txt" 2>&1
   [ $rc -eq 0 ] && note "ruler --gpus all: $(grep merged "$OUT/ruler4.txt") ($(wc -l < "$OUT/ruler4.jsonl") lines)" \
                 || note "ruler --gpus all FAILED (rc $rc)"
-  (export CUDA_VISIBLE_DEVICES=0; step_measure 2048K) > "$OUT/gpu0.txt" 2>&1 &
-  (export CUDA_VISIBLE_DEVICES=1; step_spot scenarios/sala-9b-1m.json 8; step_measure 256K
-   SAN_TIMEOUT=120 SMALL="$KERNELS" step_sanitize memcheck) \
-    > "$OUT/gpu1.txt" 2>&1 &
-  wait
-  grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | while read -r l; do echo "== $l"; done
-  summary+=("$(grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | tr '\n' ';')")
 }
 for s in "$@"; do
   # shellcheck disable=SC2086

@@ -44,9 +44,9 @@ int main(int argc, char** argv) {
   salasim::cli::add_diff(app, run);
   salasim::cli::add_tolerances(app, run);
   salasim::cli::add_golden(app, run);
-  if (unknown_subcommand(app, argc, argv)) return salasim::kExitBadInput;
   salasim::cli::add_explain(app, run);
   salasim::cli::add_ruler(app, run, argc, argv);
+  if (unknown_subcommand(app, argc, argv)) return salasim::kExitBadInput;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
