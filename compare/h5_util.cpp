@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <fmt/ranges.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -257,6 +258,7 @@ void crash_guard(const std::string& path, const std::function<void()>& read) {
     // a crash must not run the fuzzer's handler, which would record the input as the parent's crash.
     const int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) dup2(devnull, STDERR_FILENO);
+    prctl(PR_SET_DUMPABLE, 0);  // and no core dump: it would copy the whole (possibly many-GB) process to disk
 #ifdef SALASIM_ASAN
     __sanitizer_set_death_callback(nullptr);
 #endif
