@@ -184,20 +184,23 @@ void read_all(const std::string& path) {
   fuzz::expect_clean([&] { read_failures_unguarded(path); });
 }
 
-// Raw bytes may crash libhdf5 itself (a damaged global heap does, in 1.10.8): as salasim does (read_taps), they are
+// Raw bytes may crash or hang libhdf5 itself (damaged global heaps do, in 1.10.8): as salasim does (read_taps), they are
 // read in a child process first (one child for both readers, to keep the fuzzer fast), and only a file the child
 // survives is read here. A built file is well-formed HDF5 written by the library, so it goes straight to read_all.
 void read_raw(const std::string& path) {
   try {
-    h5::crash_guard(path, [&] {
-      try {
-        read_taps_unguarded(path);
-      } catch (const Error&) {
-      }
-      read_failures_unguarded(path);
-    });
+    h5::crash_guard(
+        path,
+        [&] {
+          try {
+            read_taps_unguarded(path);
+          } catch (const Error&) {
+          }
+          read_failures_unguarded(path);
+        },
+        5.0);  // the library loops forever on some files: stop well before libFuzzer's -timeout (20 s)
   } catch (const Error&) {
-    return;  // the HDF5 library crashed on it: salasim reports that as bad input
+    return;  // the HDF5 library crashed or looped on it: salasim reports that as bad input
   }
   read_all(path);
 }
