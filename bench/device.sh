@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): build for sm_90a, then the steps named on the command line.
-#   bash bench/device.sh build tests sanitize model "run 64K" "run 1M" verify ...
+#   bash bench/device.sh build tests sanitize model "run 64K" "run 1M" verify exitcodes ...
 # With binaries built on another machine and carried (the device tool's carry), skip the build:
 #   SALASIM_BUILD=build bash bench/device.sh gpu tests "run 2048K"
 # A measured run for the latency model's calibration (its record at $OUT/reports/measured/h200/run_64K.json):
@@ -80,6 +80,17 @@ step_measure() {  # step_measure 64K [extra args]: a run whose record is a measu
   cat "$OUT/measure_$ctx.txt"
   [ $rc -eq 0 ] && [ -s "$dir/run_$ctx.json" ] && note "measured $ctx: $(grep -E 'TTFT|decode:' "$OUT/measure_$ctx.txt" | tr '\n' ' ')-> ${dir#"$OUT"/}/run_$ctx.json" \
                 || note "measure $ctx FAILED (rc $rc)"
+}
+step_exitcodes() {  # docs/input-limits.md: a --time-limit stop is exit 1; a CUDA failure is DeviceError, exit 3
+  "$B/salasim" run --config scenarios/models/tiny.json --context 64K --decode 0 --time-limit 0.000001 > "$OUT/exitcodes.txt" 2>&1
+  local rc=$?
+  tail -4 "$OUT/exitcodes.txt"
+  [ $rc -eq 1 ] && grep -q "run: INCOMPLETE" "$OUT/exitcodes.txt" && note "run --time-limit stop: exit 1 as documented" \
+                || note "run --time-limit stop: exit $rc, expected 1 FAILED"
+  "$B/tests/salasim_gpu_tests" "[errors]" -r compact > "$OUT/gpu_errors.log" 2>&1
+  rc=$?
+  tail -2 "$OUT/gpu_errors.log"
+  [ $rc -eq 0 ] && note "CUDA failures are DeviceError (exit 3): passed" || note "DeviceError test FAILED (rc $rc)"
 }
 step_verify() {  # the main job on the default scenario, GPU backend
   "$B/salasim" verify --backend gpu --failures-only --dump "$OUT" "$@" > "$OUT/verify.txt" 2>&1

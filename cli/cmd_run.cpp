@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <filesystem>
 #include <numeric>
 #include <sstream>
 
@@ -66,6 +67,8 @@ int run(const Args& a) {
   if (contexts.size() != 1) fail("--context {}: give one context length", a.context);
   const int64_t N = contexts[0];
   check_positions(c, N, a.decode, a.extrapolate, fmt::format("--context {} --decode {}", a.context, a.decode));
+  if (const auto dir = std::filesystem::path(a.json_out).parent_path(); !a.json_out.empty() && !dir.empty())
+    make_output_folder(dir.string(), "--json-out");  // refused now, not after the run
   // The checkpoint is validated (headers against the inventory) before anything else, --plan included.
   const WeightSource w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(c));
 #ifndef SALASIM_HAVE_CUDA

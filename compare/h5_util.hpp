@@ -64,11 +64,12 @@ void walk(hid_t group, const std::string& prefix, const std::string& file,
           const std::function<void(const std::string&, hid_t)>& on_dataset);
 
 // Runs `read` (a complete read of `path`) in a child process first, and throws salasim::Error naming the file when
-// the child dies of a signal: the HDF5 library itself crashes on some damaged files (libhdf5 1.10.8 copies a
-// corrupted global-heap object of any claimed length while reading a variable-length string), which no check of
-// ours can see coming. When the child finishes (with or without an Error of its own), the caller's read in this
-// process takes the same path and reports the same way. Where fork() fails, nothing is checked.
-void crash_guard(const std::string& path, const std::function<void()>& read);
+// the child dies of a signal or does not finish within `timeout_s` (0: 30 s + 1 s per 10 MB of file): the HDF5
+// library itself crashes or loops forever on some damaged files (libhdf5 1.10.8, reading a variable-length string
+// from a corrupted global heap), which no check of ours can see coming. When the child finishes (with or without an
+// Error of its own), the caller's read in this process takes the same path and reports the same way. Where fork()
+// fails, nothing is checked.
+void crash_guard(const std::string& path, const std::function<void()>& read, double timeout_s = 0);
 
 // The dims of dataset `ds` and their element count, after checking that the count fits in 64 bits (also as
 // float64 bytes) and that the file really stores that many elements: a dataset's data must live in this file

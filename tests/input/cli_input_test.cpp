@@ -1,6 +1,5 @@
 // Issue 11, rows 16-21, and the exit codes of issue 10: 0 ok, 1 a check failed, 2 bad input (an unwritable output
 // folder included), 3 an internal or device error; `run --time-limit` stopping early is a failed check (1).
-#include <sys/stat.h>
 
 #include <filesystem>
 #include <new>
