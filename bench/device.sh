@@ -202,25 +202,33 @@ step_ruler_x2() {
   grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | while read -r l; do echo "== $l"; done
   summary+=("$(grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | tr '\n' ';')")
 }
-# step_ruler4: the four lengths of ruler-assets/niah4.jsonl.gz over every visible GPU (--gpus all), merged, reported
+# step_ruler4 [data.jsonl.gz] [tag] [seconds]: the samples of ruler-assets/niah4.jsonl.gz (or the file named) over
+# every visible GPU (--gpus all), merged and reported; with [seconds], stopped after that long (the results written
+# so far stay: one line per finished sample) so that the archive below is still packed within the call's limit.
 step_ruler4() {
-  gunzip -c "$RA/niah4.jsonl.gz" > /tmp/data4.jsonl || { note "ruler_x2: no data"; return 1; }
-  rm -f "$OUT/ruler4.jsonl"
-  "$B/salasim" ruler run "${ruler_args[@]}" --data /tmp/data4.jsonl --out "$OUT/ruler4.jsonl" --gpus all \
-    > "$OUT/ruler4.txt" 2>&1
+  local data=${1:-$RA/niah4.jsonl.gz} tag=${2:-ruler4} limit=${3:-0}
+  gunzip -c "$data" > "/tmp/$tag.jsonl" || { note "$tag: no data"; return 1; }
+  rm -f "$OUT/$tag.jsonl"
+  local t=()
+  [ "$limit" != 0 ] && t=(timeout -k 5 "$((limit - SECONDS))")
+  "${t[@]}" "$B/salasim" ruler run "${ruler_args[@]}" --data "/tmp/$tag.jsonl" --out "$OUT/$tag.jsonl" --gpus all \
+    > "$OUT/$tag.txt" 2>&1
   local rc=$?
-  tail -12 "$OUT/ruler4.txt"
-  "$B/salasim" ruler report "$OUT/ruler4.jsonl" --out "$OUT/ruler_report" > "$OUT/ruler_report.txt" 2>&1
-  [ $rc -eq 0 ] && note "ruler --gpus all: $(grep merged "$OUT/ruler4.txt") ($(wc -l < "$OUT/ruler4.jsonl") lines)" \
-                || note "ruler --gpus all FAILED (rc $rc)"
+  tail -12 "$OUT/$tag.txt"
+  "$B/salasim" ruler report "$OUT/$tag.jsonl" --out "$OUT/${tag}_report" > "$OUT/${tag}_report.txt" 2>&1
+  [ $rc -eq 0 ] && note "$tag --gpus all: $(grep merged "$OUT/$tag.txt") ($(wc -l < "$OUT/$tag.jsonl") lines)" \
+                || note "$tag FAILED (rc $rc)"
 }
 for s in "$@"; do
   # shellcheck disable=SC2086
   set -- $s
   cmd=$1; shift
-  "step_$cmd" "$@" || break
+  "step_$cmd" "$@"
+  step_rc=$?
+  # Everything written under $OUT in one archive (the device tool brings back at most 8 files), packed after every
+  # step so that a call stopped at its time limit still brings back what the finished steps wrote.
+  (cd "$OUT" && tar czf /tmp/salasim-all.tgz --exclude=all.tgz . && mv /tmp/salasim-all.tgz all.tgz)
+  [ $step_rc -eq 0 ] || break
 done
-# Everything written under $OUT in one archive: the device tool brings back at most 8 files.
-(cd "$OUT" && tar czf /tmp/salasim-all.tgz --exclude=all.tgz . && mv /tmp/salasim-all.tgz all.tgz)
 echo "======== summary"
 printf '%s\n' "${summary[@]}"
