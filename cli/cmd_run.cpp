@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -31,18 +32,19 @@ namespace {
 
 #ifdef SALASIM_HAVE_CUDA
 // The NVIDIA kernel driver's version ("580.159.04"), for the run record: Linux publishes it in
-// /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ...").
+// /proc/driver/nvidia/version, as "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." or, for the open
+// kernel modules, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  ...": the version is the
+// first word after "Kernel Module" that starts with a digit and has a dot.
 std::string driver_version() {
   std::ifstream f("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(f, line)) return "unknown (no /proc/driver/nvidia/version)";
   const std::string key = "Kernel Module";
   const size_t at = line.find(key);
-  if (at == std::string::npos) return line;
-  std::istringstream rest(line.substr(at + key.size()));
-  std::string version;
-  rest >> version;
-  return version.empty() ? line : version;
+  std::istringstream rest(at == std::string::npos ? line : line.substr(at + key.size()));
+  for (std::string word; rest >> word;)
+    if (std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos) return word;
+  return line;
 }
 #endif
 
