@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the device tool): build for sm_90a, then the steps named on the command line.
-#   bash bench/device.sh build tests sanitize model "run 64K" "run 1M" verify ...
+#   bash bench/device.sh build tests sanitize model "run 64K" "run 1M" verify exitcodes ...
 # With binaries built on another machine and carried (the device tool's carry), skip the build:
 #   SALASIM_BUILD=build bash bench/device.sh gpu tests "run 2048K"
+# A measured run for the latency model's calibration (its record at $OUT/reports/measured/h200/run_64K.json):
+#   SALASIM_BUILD=build bash bench/device.sh gpu "measure 64K"
 # Logs and JSON land in $OUT (the device tool brings them back); the last lines printed are a summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/salasim-out}
 mkdir -p "$OUT"
 B=${SALASIM_BUILD:-build-dev}
+# Binaries built on another machine carry that machine's source path (SALASIM_SOURCE_DIR) and may need a library
+# the device lacks: point that path here and put the carried libraries last on the search path.
+src_dir=$(cat "$B/source_dir" 2>/dev/null || true)
+if [ -n "$src_dir" ] && [ ! -e "$src_dir" ]; then mkdir -p "$(dirname "$src_dir")" && ln -s "$PWD" "$src_dir"; fi
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/$B/lib"
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 step_gpu() {
@@ -19,7 +26,7 @@ step_build() {
   local t0=$SECONDS
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DSALASIM_CUDA=ON -DSALASIM_CUDA_ARCH=90a > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; note "configure FAILED"; return 1; }
-  cmake --build $B -j"$(nproc)" --target salasim salasim_gpu_tests > "$OUT/build.log" 2>&1 \
+  cmake --build $B -j"$(nproc)" --target salasim salasim_gpu_tests salasim_ops_bench salasim_capi > "$OUT/build.log" 2>&1 \
     || { grep -E "error|Error" "$OUT/build.log" | head -30; note "build FAILED"; return 1; }
   note "build ok in $((SECONDS - t0)) s"
 }
@@ -29,16 +36,20 @@ step_tests() {  # op tests (the model tests are step_model)
   tail -3 "$OUT/gpu_tests.log"
   [ $rc -eq 0 ] && note "gpu op tests passed" || { grep -B2 -A25 "FAILED" "$OUT/gpu_tests.log" | head -150; note "gpu op tests FAILED (rc $rc)"; }
 }
-SMALL="~[model]~[synth]~[large]"  # racecheck is ~100x slower: the op tests of small sizes
+SMALL="~[model]~[synth]~[large]~[op_cases]"  # racecheck is ~100x slower: the op tests of small sizes
+KERNELS="[sparse_attn]~[large],[dense_attn]~[large],[select_blocks]~[large],[gla]~[large]"  # the tensor-core kernels
 step_sanitize() {  # step_sanitize [tool...] (default: memcheck racecheck)
   local tools=("$@")
   [ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck)
   for tool in "${tools[@]}"; do
-    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/salasim_gpu_tests" "$SMALL" > "$OUT/sanitize_$tool.log" 2>&1
+    timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/salasim_gpu_tests" "$SMALL" > "$OUT/sanitize_$tool.log" 2>&1
     local rc=$?
     tail -2 "$OUT/sanitize_$tool.log"
     [ $rc -eq 0 ] && note "compute-sanitizer $tool clean" || { grep -A12 "=========" "$OUT/sanitize_$tool.log" | head -60; note "compute-sanitizer $tool FAILED (rc $rc)"; }
   done
+}
+step_sanitize_kernels() {  # step_sanitize_kernels [tool...]: the sanitizers on the tensor-core kernels' small tests
+  SAN_TIMEOUT=120 SMALL="$KERNELS" step_sanitize "$@"
 }
 step_model() {
   "$B/tests/salasim_gpu_tests" "[model]" -r compact > "$OUT/gpu_model.log" 2>&1
@@ -51,10 +62,35 @@ step_run() {  # step_run 64K [extra args]; "--time-limit auto" leaves ~70 s of t
   local args=()
   for x in "$@"; do [ "$x" = auto ] && args+=("$((510 - SECONDS))") || args+=("$x"); done
   set -- "${args[@]}"
-  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --json-out "$OUT/run_$ctx.json" "$@" > "$OUT/run_$ctx.txt" 2>&1
+  # --extrapolate: 1M and 2048K are past the config's max_position_embeddings (524288), as in the paper
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --extrapolate --json-out "$OUT/run_$ctx.json" "$@" > "$OUT/run_$ctx.txt" 2>&1
   local rc=$?
   cat "$OUT/run_$ctx.txt"
   [ $rc -eq 0 ] && note "run $ctx: $(grep -E 'TTFT|decode:' "$OUT/run_$ctx.txt" | tr '\n' ' ')" || note "run $ctx FAILED (rc $rc)"
+}
+step_measure() {  # step_measure 64K [extra args]: a run whose record is a measured run of reports/measured/<hw>/
+  # The record lands in $OUT at its path in the repository, written by `salasim run --json-out` and never edited:
+  # cp <device output>/reports/measured/h200/run_64K.json reports/measured/h200/ (docs/performance.md).
+  local ctx=$1; shift
+  local dir="$OUT/reports/measured/${SALASIM_HW:-h200}"
+  mkdir -p "$dir"
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 32 --extrapolate \
+    --json-out "$dir/run_$ctx.json" "$@" > "$OUT/measure_$ctx.txt" 2>&1
+  local rc=$?
+  cat "$OUT/measure_$ctx.txt"
+  [ $rc -eq 0 ] && [ -s "$dir/run_$ctx.json" ] && note "measured $ctx: $(grep -E 'TTFT|decode:' "$OUT/measure_$ctx.txt" | tr '\n' ' ')-> ${dir#"$OUT"/}/run_$ctx.json" \
+                || note "measure $ctx FAILED (rc $rc)"
+}
+step_exitcodes() {  # docs/input-limits.md: a --time-limit stop is exit 1; a CUDA failure is DeviceError, exit 3
+  "$B/salasim" run --config scenarios/models/tiny.json --context 64K --decode 0 --time-limit 0.000001 > "$OUT/exitcodes.txt" 2>&1
+  local rc=$?
+  tail -4 "$OUT/exitcodes.txt"
+  [ $rc -eq 1 ] && grep -q "run: INCOMPLETE" "$OUT/exitcodes.txt" && note "run --time-limit stop: exit 1 as documented" \
+                || note "run --time-limit stop: exit $rc, expected 1 FAILED"
+  "$B/tests/salasim_gpu_tests" "[errors]" -r compact > "$OUT/gpu_errors.log" 2>&1
+  rc=$?
+  tail -2 "$OUT/gpu_errors.log"
+  [ $rc -eq 0 ] && note "CUDA failures are DeviceError (exit 3): passed" || note "DeviceError test FAILED (rc $rc)"
 }
 step_verify() {  # the main job on the default scenario, GPU backend
   "$B/salasim" verify --backend gpu --failures-only --dump "$OUT" "$@" > "$OUT/verify.txt" 2>&1
@@ -80,11 +116,119 @@ step_spot() {  # step_spot scenarios/sala-9b-1m.json [N [extra verify args, e.g.
   tail -25 "$log"
   [ $rc -eq 0 ] && note "spot check $sc $* PASS" || note "spot check $sc $* FAILED (rc $rc)"
 }
+step_optests() {  # the op-case table (bench/op_cases.hpp) against the reference, as the benchmarks run it
+  "$B/tests/salasim_gpu_tests" "[op_cases]" -r compact > "$OUT/op_cases.log" 2>&1
+  local rc=$?
+  tail -3 "$OUT/op_cases.log"
+  [ $rc -eq 0 ] && note "op cases pass" || { grep -B2 -A40 "FAILED" "$OUT/op_cases.log" | head -150; note "op cases FAILED (rc $rc)"; }
+}
+step_ops() {  # step_ops [benchmark filter]: the Google Benchmark suite, JSON in $OUT/ops.json
+  local filter=${1:-.}
+  "$B/bench/salasim_ops_bench" --benchmark_filter="$filter" --benchmark_out="$OUT/ops.json" --benchmark_out_format=json \
+    --benchmark_counters_tabular=true > "$OUT/ops.txt" 2>&1
+  local rc=$?
+  cat "$OUT/ops.txt" | cut -c1-200
+  [ $rc -eq 0 ] && note "ops benchmark done ($filter)" || note "ops benchmark FAILED (rc $rc)"
+}
+step_peers() {  # step_peers [gla lengths] [attn lengths]: fla and torch SDPA beside our kernels (bench/peers.py)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > "$OUT/pip.log" 2>&1
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 bench/peers.py --lib "$B/bench/libsalasim_capi.so" --gla "${1:-16K,256K,1M}" \
+    --attn "${2:-16K,64K}" --json "$OUT/peers.json" > "$OUT/peers.txt" 2>&1
+  local rc=$?
+  tail -12 "$OUT/peers.txt"
+  [ $rc -eq 0 ] && note "peers measured" || note "peers FAILED (rc $rc)"
+}
+step_ncu() {  # step_ncu <benchmark filter> <kernel regex> [launches]: Nsight Compute on the op's kernels
+  local tag; tag=$(printf '%s' "$1" | tr -c 'A-Za-z0-9' '_')
+  timeout 150 ncu --clock-control none -k "regex:$2" -c "${3:-2}" --section SpeedOfLight --section WarpStateStats \
+    --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    "$B/bench/salasim_ops_bench" --benchmark_filter="$1" > "$OUT/ncu_$tag.txt" 2>&1
+  local rc=$?
+  grep -E "^  [a-z_]+_kernel|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Executed Ipc A" "$OUT/ncu_$tag.txt" | head -40
+  [ $rc -eq 0 ] && note "ncu $1 done" || note "ncu $1 FAILED (rc $rc)"
+}
+# ---- RULER NIAH (salasim ruler; docs/ruler-runs.md) ----
+# The inputs are made on the CPU machine (the GPU machine has no network, no wonderwords lists, no sentencepiece
+# package) and carried in ruler-assets/ beside the build (whose lib/ holds the libsentencepiece copies):
+#   bash bench/device.sh ruler_assets         (on the CPU machine: a trained tokenizer and niah_single_1 data)
+RA=${RULER_ASSETS:-ruler-assets}
+step_ruler_assets() {
+  mkdir -p "$RA"
+  "$B/salasim" ruler train-tokenizer --out "$RA/tokenizer.model" --vocab 1000 || { note "ruler_assets: tokenizer FAILED"; return 1; }
+  for len in 64K 256K 1M 2048K; do
+    rm -f "$RA/niah_single_1_$len.jsonl" "$RA/niah_single_1_$len.jsonl.gz"
+    "$B/salasim" ruler generate --task niah_single_1 --length $len --samples 1 --tokenizer "$RA/tokenizer.model" \
+      --out "$RA/niah_single_1_$len.jsonl" && gzip -9 "$RA/niah_single_1_$len.jsonl" || { note "ruler_assets $len FAILED"; return 1; }
+  done
+  rm -f "$RA/niah_single_1_x4_64K.jsonl" "$RA/niah_single_1_x4_64K.jsonl.gz"
+  "$B/salasim" ruler generate --task niah_single_1 --length 64K --samples 4 --tokenizer "$RA/tokenizer.model" \
+    --out "$RA/niah_single_1_x4_64K.jsonl" && gzip -9 "$RA/niah_single_1_x4_64K.jsonl"
+  note "ruler_assets in $RA: $(ls "$RA" | tr '\n' ' ')"
+}
+# step_ruler 64K: one niah_single_1 sample on the full 9.48B config, synthetic weights generated in place
+ruler_args=(--config scenarios/models/minicpm-sala-9b.json --synthetic-seed 1 --tokenizer "$RA/tokenizer.model")
+step_ruler() {
+  local len=$1
+  gunzip -c "$RA/niah_single_1_$len.jsonl.gz" > "$OUT/data_$len.jsonl" || { note "ruler $len: no data"; return 1; }
+  rm -f "$OUT/ruler_$len.jsonl"
+  LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}" "$B/salasim" ruler run "${ruler_args[@]}" --data "$OUT/data_$len.jsonl" \
+    --out "$OUT/ruler_$len.jsonl" > "$OUT/ruler_$len.txt" 2>&1
+  local rc=$?
+  tail -8 "$OUT/ruler_$len.txt"
+  [ $rc -eq 0 ] && note "ruler $len: $(grep -o '"prefill_s":[0-9.]*\|"sample_s":[0-9.]*\|"score":[0-9.]*\|"recall_prompt":[0-9.]*' "$OUT/ruler_$len.jsonl" | tr '\n' ' ')" \
+                || note "ruler $len FAILED (rc $rc)"
+}
+# step_ruler_gpus: 4 samples at 64K over every visible GPU (nvidia-h200-x2), shards merged, then the report
+step_ruler_gpus() {
+  gunzip -c "$RA/niah_single_1_x4_64K.jsonl.gz" > "$OUT/data_x4.jsonl" || { note "ruler_gpus: no data"; return 1; }
+  rm -f "$OUT/ruler_gpus.jsonl"
+  LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}" "$B/salasim" ruler run "${ruler_args[@]}" --data "$OUT/data_x4.jsonl" \
+    --out "$OUT/ruler_gpus.jsonl" --gpus all > "$OUT/ruler_gpus.txt" 2>&1
+  local rc=$?
+  tail -12 "$OUT/ruler_gpus.txt"
+  "$B/salasim" ruler report "$OUT/ruler_gpus.jsonl" $(ls "$OUT"/ruler_[0-9]*.jsonl 2>/dev/null) --out "$OUT/ruler_report" > "$OUT/ruler_report.txt" 2>&1
+  [ $rc -eq 0 ] && note "ruler --gpus all: $(grep merged "$OUT/ruler_gpus.txt") ($(wc -l < "$OUT/ruler_gpus.jsonl") lines)" \
+                || note "ruler --gpus all FAILED (rc $rc)"
+}
+# step_ruler_x2 (nvidia-h200-x2): niah_single_1 at 2048K, 1M, 256K and 64K (ruler-assets/niah4.jsonl.gz) over both
+# GPUs with --gpus all (shard 0: 2048K, 256K; shard 1: 1M, 64K), merged and reported; then the 2048K measured run on
+# GPU 0 beside, on GPU 1, the 1M spot check, the 256K measured run and memcheck on the tensor-core kernels.
+step_ruler_x2() {
+  step_ruler4
+  (export CUDA_VISIBLE_DEVICES=0; step_measure 2048K) > "$OUT/gpu0.txt" 2>&1 &
+  (export CUDA_VISIBLE_DEVICES=1; step_spot scenarios/sala-9b-1m.json 8; step_measure 256K
+   SAN_TIMEOUT=120 SMALL="$KERNELS" step_sanitize memcheck) > "$OUT/gpu1.txt" 2>&1 &
+  wait
+  grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | while read -r l; do echo "== $l"; done
+  summary+=("$(grep -h "^== " "$OUT/gpu0.txt" "$OUT/gpu1.txt" | sed 's/^== //' | tr '\n' ';')")
+}
+# step_ruler4 [data.jsonl.gz] [tag] [seconds]: the samples of ruler-assets/niah4.jsonl.gz (or the file named) over
+# every visible GPU (--gpus all), merged and reported; with [seconds], stopped after that long (the results written
+# so far stay: one line per finished sample) so that the archive below is still packed within the call's limit.
+step_ruler4() {
+  local data=${1:-$RA/niah4.jsonl.gz} tag=${2:-ruler4} limit=${3:-0}
+  gunzip -c "$data" > "/tmp/$tag.jsonl" || { note "$tag: no data"; return 1; }
+  rm -f "$OUT/$tag.jsonl"
+  local t=()
+  [ "$limit" != 0 ] && t=(timeout -k 5 "$((limit - SECONDS))")
+  "${t[@]}" "$B/salasim" ruler run "${ruler_args[@]}" --data "/tmp/$tag.jsonl" --out "$OUT/$tag.jsonl" --gpus all \
+    > "$OUT/$tag.txt" 2>&1
+  local rc=$?
+  tail -12 "$OUT/$tag.txt"
+  "$B/salasim" ruler report "$OUT/$tag.jsonl" --out "$OUT/${tag}_report" > "$OUT/${tag}_report.txt" 2>&1
+  [ $rc -eq 0 ] && note "$tag --gpus all: $(grep merged "$OUT/$tag.txt") ($(wc -l < "$OUT/$tag.jsonl") lines)" \
+                || note "$tag FAILED (rc $rc)"
+}
 for s in "$@"; do
   # shellcheck disable=SC2086
   set -- $s
   cmd=$1; shift
-  "step_$cmd" "$@" || break
+  "step_$cmd" "$@"
+  step_rc=$?
+  # Everything written under $OUT in one archive (the device tool brings back at most 8 files), packed after every
+  # step so that a call stopped at its time limit still brings back what the finished steps wrote.
+  (cd "$OUT" && tar czf /tmp/salasim-all.tgz --exclude=all.tgz . && mv /tmp/salasim-all.tgz all.tgz)
+  [ $step_rc -eq 0 ] || break
 done
 echo "======== summary"
 printf '%s\n' "${summary[@]}"

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "model/config.hpp"
+#include "model/error.hpp"
 #include "model/inventory.hpp"
 #include "model/weights.hpp"
 
@@ -24,6 +25,9 @@ int run(const Args& a) {
   const ParamCount pc = count_params(c, inv);
   if (pc.bf16_bytes > (int64_t(4) << 30))
     fmt::print(stderr, "note: writing {:.1f} GiB of bf16 weights\n", double(pc.bf16_bytes) / double(1ull << 30));
+  if (size_t(a.shards) > inv.size())  // each shard holds at least one tensor: the count written is the count asked
+    fail("--shards {}: {} has {} tensors, so at most {} shards", a.shards, a.config, inv.size(), inv.size());
+  make_output_folder(a.out, "--out");
   export_checkpoint(a.out, c, inv, synthetic_weights(a.seed), a.shards);
   fmt::print("wrote {} tensors ({} parameters, synthetic seed {}) in {} shards to {}\n", inv.size(), with_commas(pc.total),
              a.seed, a.shards, a.out);
@@ -36,8 +40,8 @@ void add_synth_checkpoint(CLI::App& app, Run& run_out) {
   CLI::App* c = app.add_subcommand("synth-checkpoint", "Write a config's synthetic weights as a sharded safetensors checkpoint");
   c->add_option("--config", a->config, "config.json")->capture_default_str();
   c->add_option("--out", a->out, "output folder")->required();
-  c->add_option("--seed", a->seed, "synthetic weight seed")->capture_default_str();
-  c->add_option("--shards", a->shards, "number of shard files")->capture_default_str()->check(CLI::Range(1, 1000));
+  c->add_option("--seed", a->seed, "synthetic weight seed")->capture_default_str()->check(seed_number());
+  c->add_option("--shards", a->shards, "number of shard files")->capture_default_str()->check(whole_number(1, 1 << 16));
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }
 

@@ -1,7 +1,8 @@
 // `salasim golden record|check`: goldens are the GPU path's taps of a small scenario, kept in tests/golden/ so a CI
 // without a GPU notices a kernel change whose numerics were not re-verified (scenarios/golden.hpp).
 //   record (needs the GPU backend): verify the GPU on the scenario, then write its golden subset.
-//   check (CPU): recompute the reference and the peer, gate the golden's taps, compare the gpu/ source hash.
+//   check (CPU): recompute the reference and the peer, check the golden's tap set and scenario, gate its taps,
+//   compare the gpu/ source hash.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -35,6 +36,7 @@ int run_record(const GoldenArgs& a) {
          why, source_relative(scenario_path));
   const Scenario s = load_scenario(scenario_path);
   const std::string out = a.golden.empty() ? std::string(SALASIM_SOURCE_DIR) + "/" + golden_for(s.name) : a.golden;
+  if (fs::path(out).has_parent_path()) make_output_folder(fs::path(out).parent_path().string(), "--out");
   fmt::print("golden record: {} on {} ({})\n", gpu->name(), s.name, source_relative(scenario_path));
   std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
   const Truth truth = run_truth(s, TapFilter::all(), w);
@@ -47,7 +49,6 @@ int run_record(const GoldenArgs& a) {
     return 1;
   }
   const Golden g = make_golden(s, source_relative(scenario_path), v.run, gpu->name(), gpu_source_hash(), git_revision());
-  if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path());
   write_golden(out, g);
   fmt::print("wrote {}: {} taps ({} prefill rows, {} decode steps), {:.1f} MB, device {}, GPU sources {}\n", out,
              g.taps.size(), g.meta.rows.size(), s.decode_steps, double(fs::file_size(out)) / 1e6, g.meta.device,
@@ -73,10 +74,11 @@ int run_check(const GoldenArgs& a) {
   if (s.name != g.meta.scenario)
     fail("{}: the golden was recorded on scenario '{}', but {} is scenario '{}'", shown, g.meta.scenario,
          source_relative(scenario_path), s.name);
-  const Truth truth = run_truth(s, golden_filter(g), ref::load_ref_weights(s.cfg, s.weights));
+  // Every tap, not only the golden's: what the golden must hold comes from the reference's full run.
+  const Truth truth = run_truth(s, TapFilter::all(), ref::load_ref_weights(s.cfg, s.weights));
   GoldenCheck c;
   try {
-    c = check_golden(g, truth, gpu_source_hash(), shown);
+    c = check_golden(g, s, truth, gpu_source_hash(), shown);
   } catch (const Error& e) {  // e.g. the scenario's prompt changed under the golden: it must be re-recorded
     fmt::print("golden check of {}: FAIL: {}\nRe-record it on a GPU machine:\n  {}\n", shown, e.what(),
                rerecord_command(g.meta.scenario_path, shown));

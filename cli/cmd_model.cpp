@@ -2,8 +2,13 @@
 // profile and context lengths, as a text table, --json or --csv.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "model/error.hpp"
+#include "model/limits.hpp"
 #include "model/memory.hpp"
 #include "reports/calibrate.hpp"
 #include "reports/context.hpp"
@@ -25,7 +30,8 @@ struct ModelArgs {
   std::string weights = "bf16";
   int64_t chunk = WorkspaceParams{}.chunk;
   int64_t decode_tokens = 1024;
-  std::string measured;  // default reports/measured/<hw>.json
+  std::string measured;  // default reports/measured/<hw>/
+  std::string hold_out;  // contexts whose runs stay out of the fit and are shown as predictions
   bool floor = false;
   bool json = false;
   bool csv = false;
@@ -82,18 +88,39 @@ int run_memory(const ModelArgs& a) {
   return 0;
 }
 
+// Splits `runs` into those the fit uses and those --hold-out keeps out (an out-of-sample check: the model's
+// prediction for a run it was not fitted on). A held-out context with no run is an error.
+std::vector<MeasuredRun> hold_out(std::vector<MeasuredRun>& runs, const std::string& list, const std::string& path) {
+  std::vector<MeasuredRun> held;
+  if (list.empty()) return held;
+  for (int64_t ctx : parse_contexts(list)) {
+    auto it = std::stable_partition(runs.begin(), runs.end(), [ctx](const MeasuredRun& r) { return r.context != ctx; });
+    if (it == runs.end())
+      fail("--hold-out {}: no measured run at context {} in {}", list, context_label(ctx), source_relative(path));
+    held.insert(held.end(), it, runs.end());
+    runs.erase(it, runs.end());
+  }
+  return held;
+}
+
 int run_latency(const ModelArgs& a) {
   const Sweep s = make_sweep(a);
-  const std::string measured_path = a.measured.empty() ? measured_file(s.hw.name) : data_path(a.measured);
-  const std::vector<MeasuredRun> runs = a.floor ? std::vector<MeasuredRun>{} : load_measured(measured_path);
+  const std::string measured = a.measured.empty() ? measured_path(s.hw.name) : data_path(a.measured);
+  // The default folder may be absent (a card without runs is uncalibrated, and says so); a named one must exist.
+  if (!a.measured.empty() && !a.floor && !std::filesystem::exists(measured))
+    fail("--measured {}: no such file or folder (the measured runs to calibrate from; --floor ignores them)", a.measured);
+  if (a.floor && !a.hold_out.empty()) fail("--hold-out needs the measured runs, and --floor ignores them");
+  std::vector<MeasuredRun> runs = a.floor ? std::vector<MeasuredRun>{} : load_measured(measured);
+  const std::vector<MeasuredRun> held = hold_out(runs, a.hold_out, measured);
   const FitResult fit = fit_runs(runs, s.hw);
-  const std::string status = a.floor ? "--floor: efficiency factors from the hardware profile (1.0 = the floor)"
-                                     : fit.summary(s.hw.efficiency);
+  std::string status = a.floor ? "--floor: efficiency factors from the hardware profile (1.0 = the floor)"
+                               : fit.summary(s.hw.efficiency);
+  if (!held.empty()) status += fmt::format("; held out of the fit: {} run(s) at {}", held.size(), a.hold_out);
   const PaperData paper = load_paper(paper_file());
   if (a.json) {
     nlohmann::json j = latency_json(s, fit.eff, &paper);
     j["calibration"] = status;
-    j["measured_file"] = source_relative(measured_path);
+    j["measured_file"] = source_relative(measured);
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -106,8 +133,15 @@ int run_latency(const ModelArgs& a) {
              s.hw.name, s.hw.gpu, s.hw.bf16_flops / 1e12, s.hw.bandwidth / 1e12, s.hw.exp_per_s, s.ws.chunk);
   fmt::print("{}\n\n{}", status, to_text(without_command(t)));
   if (!runs.empty())
-    fmt::print("\nmeasured runs ({}):\n{}", source_relative(measured_path),
+    fmt::print("\nmeasured runs ({}){}:\n{}", source_relative(measured), held.empty() ? "" : ", in the fit",
                to_text(without_command(measured_table(runs, s.hw, fit.eff))));
+  if (!held.empty())
+    fmt::print("\nheld out of the fit (predicted from the runs above alone):\n{}",
+               to_text(without_command(measured_table(held, s.hw, fit.eff))));
+  std::vector<MeasuredRun> all = runs;  // a record that says it is not as `salasim run` wrote it, says so here
+  all.insert(all.end(), held.begin(), held.end());
+  for (const MeasuredRun& r : all)
+    if (!r.source.empty()) fmt::print("note: {}: {}\n", source_relative(r.file), r.source);
   return 0;
 }
 
@@ -121,7 +155,7 @@ void add_common_options(CLI::App* c, ModelArgs& a) {
       ->capture_default_str();
   c->add_option("--weights", a.weights, "weight formats: bf16, w4a16 (GPTQ 4-bit, group 128), or both: bf16,w4a16")
       ->capture_default_str();
-  c->add_option("--chunk", a.chunk, "prefill chunk in tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  c->add_option("--chunk", a.chunk, "prefill chunk in tokens")->check(whole_number(1, kMaxChunk))->capture_default_str();
   auto* json = c->add_flag("--json", a.json, "machine-readable output");
   c->add_flag("--csv", a.csv, "CSV output (with the command that reproduces each row)")->excludes(json);
 }
@@ -143,9 +177,14 @@ void add_model(CLI::App& app, Run& run) {
       "latency", "TTFT, decode ms/token and end-to-end time from FLOPs, bytes and exponentials per op");
   add_common_options(lat, *l);
   lat->add_option("--decode-tokens", l->decode_tokens, "generated tokens for E2E (the first comes from the prefill)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, kMaxDecodeTokens))
       ->capture_default_str();
-  lat->add_option("--measured", l->measured, "measured runs to calibrate from (default reports/measured/<hw>.json)");
+  lat->add_option("--measured", l->measured,
+                  "measured runs to calibrate from: a folder of salasim run --json-out records, or one file "
+                  "(default reports/measured/<hw>/)");
+  lat->add_option("--hold-out", l->hold_out,
+                  "contexts (e.g. 2048K) whose measured runs stay out of the fit: their rows show the prediction "
+                  "from the other runs alone (an out-of-sample check)");
   lat->add_flag("--floor", l->floor, "ignore measured runs: use the profile's efficiency factors (the floor)");
   lat->callback([l, &run] { run = [l] { return run_latency(*l); }; });
 }

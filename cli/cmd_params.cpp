@@ -1,4 +1,4 @@
-// `salasim params`: the parameter table of sala-spec §6 from a config, optionally checked against a checkpoint.
+// `salasim params`: the parameter table of docs/spec.md §6 from a config, optionally checked against a checkpoint.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "model/config.hpp"
+#include "model/error.hpp"
 #include "model/inventory.hpp"
 #include "model/weights.hpp"
 
@@ -22,9 +23,16 @@ struct ParamsArgs {
 
 int run_params(const ParamsArgs& a) {
   std::string cfg_path = a.config;
-  if (cfg_path.empty() && !a.checkpoint.empty() &&
-      std::filesystem::exists(std::filesystem::path(a.checkpoint) / "config.json"))
-    cfg_path = (std::filesystem::path(a.checkpoint) / "config.json").string();
+  if (cfg_path.empty() && !a.checkpoint.empty()) {
+    // A checkpoint is checked against its own config: without one, checking it against the released config would
+    // report a mismatch that says nothing about the checkpoint.
+    const std::filesystem::path own = std::filesystem::path(a.checkpoint) / "config.json";
+    if (!std::filesystem::exists(own))
+      fail("--checkpoint {}: no config.json in it; give the config it was made from with --config PATH (for the "
+           "released model: --config scenarios/models/minicpm-sala-9b.json)",
+           a.checkpoint);
+    cfg_path = own.string();
+  }
   if (cfg_path.empty()) cfg_path = default_config_path();
   cfg_path = data_path(cfg_path);
 
@@ -77,7 +85,7 @@ int run_params(const ParamsArgs& a) {
 
 void add_params(CLI::App& app, Run& run) {
   auto a = std::make_shared<ParamsArgs>();
-  CLI::App* c = app.add_subcommand("params", "Parameter count per component and in total (sala-spec §6)");
+  CLI::App* c = app.add_subcommand("params", "Parameter count per component and in total (docs/spec.md §6)");
   c->add_option("--config", a->config, "config.json (default scenarios/models/minicpm-sala-9b.json)");
   c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint folder: count and check its tensors (headers only)");
   c->add_flag("--json", a->json, "machine-readable output");

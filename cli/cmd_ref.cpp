@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "model/error.hpp"
+#include "model/limits.hpp"
 #include "scenarios/run_reference.hpp"
 
 namespace salasim::cli {
@@ -19,6 +20,7 @@ struct Args {
   int decode = -1;
   bool peer = false;
   bool exact_rope = false;
+  bool extrapolate = false;
   bool json = false;
   std::vector<std::string> taps{"*"};
 };
@@ -47,11 +49,11 @@ Summary summarize(const std::string& name, const Tap& t) {
 
 int run(const Args& a) {
   Scenario s = load_scenario(data_path(a.scenario));
-  if (a.tokens > 0) resize_prompt(s, a.tokens, 7);
-  if (a.decode >= 0) {
-    s.decode_steps = a.decode;
-    s.decode_tokens = random_tokens(11, a.decode, s.cfg.vocab_size);
-  }
+  s.extrapolate = s.extrapolate || a.extrapolate;
+  override_lengths(s, a.tokens, a.decode);
+  // Every tap kept (the default "*"), else one layer's activations at a time: refused before allocating if too big.
+  const bool all_taps = a.taps.size() == 1 && a.taps[0] == "*";
+  check_reference_fits(s, a.peer ? "ref --peer" : "ref", all_taps ? 1 : 0);
   ref::RefOptions opt;
   opt.num = a.peer ? ref::peer() : ref::f64();
   opt.rope = a.exact_rope ? ref::RopeAngles::Exact : ref::RopeAngles::Fp32;
@@ -97,8 +99,12 @@ void add_ref(CLI::App& app, Run& run_out) {
   auto a = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand("ref", "Run the float64 reference alone and print the RMS of every tap");
   c->add_option("--scenario", a->scenario, "scenario file")->capture_default_str();
-  c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt");
-  c->add_option("--decode", a->decode, "decode steps, overriding the scenario");
+  const int64_t most = kExtrapolationFactor * kMaxPositions;  // the model's own limit is checked when it is known
+  c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt")
+      ->check(whole_number(1, most));
+  c->add_option("--decode", a->decode, "decode steps, overriding the scenario")->check(whole_number(0, most));
+  c->add_flag("--extrapolate", a->extrapolate,
+              "allow prompt + decode past the config's max_position_embeddings, up to 4x it");
   c->add_flag("--peer", a->peer, "run the bf16-emulating peer instead of float64");
   c->add_flag("--exact-rope", a->exact_rope, "float64 RoPE angles instead of the model's fp32 angle table");
   c->add_option("--taps", a->taps, "tap patterns to record (default all), e.g. layer_00/ final/")->capture_default_str();

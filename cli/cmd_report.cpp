@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "model/limits.hpp"
 #include "reports/context.hpp"
 #include "reports/report.hpp"
 
@@ -20,11 +22,13 @@ int run_report(ReportArgs a) {
   if (!a.contexts.empty()) a.opt.contexts = reports::parse_contexts(a.contexts);
   if (!a.configs.empty()) a.opt.configs = a.configs;
   if (!a.hw.empty()) a.opt.hw = a.hw;
+  make_output_folder(a.opt.out, "--out");
   const reports::ReportOutcome r = reports::write_report(a.opt);
   fmt::print("wrote {} files to {}/ (open {}/README.md)\n", r.files.size(), a.opt.out, a.opt.out);
   for (const std::string& c : r.calibration) fmt::print("  {}\n", c);
   fmt::print("  {}\n", r.plots_note);
-  return 0;
+  fmt::print("  {}\n", r.architecture_note);
+  return r.mismatches.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -37,9 +41,12 @@ void add_report(CLI::App& app, Run& run) {
   c->add_option("--config", a->configs,
                 "configs, repeatable (default scenarios/models/minicpm-sala-9b.json and qwen3-8b.json)");
   c->add_option("--hw", a->hw, "hardware profiles, repeatable (default h200, a6000d, rtx5090)");
-  c->add_option("--chunk", a->opt.ws.chunk, "prefill chunk in tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  c->add_option("--chunk", a->opt.ws.chunk, "prefill chunk in tokens")->check(whole_number(1, kMaxChunk))->capture_default_str();
+  c->add_option("--checkpoint", a->opt.checkpoint,
+                "safetensors checkpoint folder: check every count of architecture.html against its headers (exit 1 "
+                "when one differs)");
   c->add_option("--decode-tokens", a->opt.decode_tokens, "generated tokens for E2E")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, kMaxDecodeTokens))
       ->capture_default_str();
   c->callback([a, &run] { run = [a] { return run_report(*a); }; });
 }

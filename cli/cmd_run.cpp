@@ -4,15 +4,21 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <filesystem>
 #include <numeric>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "model/config.hpp"
 #include "model/error.hpp"
+#include "model/generate.hpp"
+#include "model/limits.hpp"
 #include "model/weights.hpp"
 #include "reports/context.hpp"
 #include "scenarios/scenario.hpp"
@@ -23,6 +29,25 @@
 namespace salasim::cli {
 
 namespace {
+
+#ifdef SALASIM_HAVE_CUDA
+// The NVIDIA kernel driver's version ("580.159.04"), for the run record: Linux publishes it in
+// /proc/driver/nvidia/version, as "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." or, for the open
+// kernel modules, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  ...": the version is the
+// first word after "Kernel Module" that starts with a digit and has a dot.
+std::string driver_version() {
+  std::ifstream f("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(f, line)) return "unknown (no /proc/driver/nvidia/version)";
+  const std::string key = "Kernel Module";
+  const size_t at = line.find(key);
+  std::istringstream rest(at == std::string::npos ? line : line.substr(at + key.size()));
+  for (std::string word; rest >> word;)
+    if (std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos) return word;
+  return line;
+}
+#endif
+
 struct Args {
   std::string config = "scenarios/models/minicpm-sala-9b.json";
   std::string context = "64K";
@@ -34,6 +59,7 @@ struct Args {
   std::string json_out;  // also write the JSON record here
   bool plan_only = false;
   double time_limit = 0;  // seconds; 0 = none
+  bool extrapolate = false;
   std::string command_line;
 };
 
@@ -42,9 +68,13 @@ int run(const Args& a) {
   const std::vector<int64_t> contexts = reports::parse_contexts(a.context);
   if (contexts.size() != 1) fail("--context {}: give one context length", a.context);
   const int64_t N = contexts[0];
+  check_positions(c, N, a.decode, a.extrapolate, fmt::format("--context {} --decode {}", a.context, a.decode));
+  if (const auto dir = std::filesystem::path(a.json_out).parent_path(); !a.json_out.empty() && !dir.empty())
+    make_output_folder(dir.string(), "--json-out");  // refused now, not after the run
+  // The checkpoint is validated (headers against the inventory) before anything else, --plan included.
+  const WeightSource w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(c));
 #ifndef SALASIM_HAVE_CUDA
-  (void)c;
-  (void)N;
+  (void)w;
   fail("salasim run needs the CUDA path, and this build has none (configure with nvcc on PATH, SALASIM_CUDA=ON); "
        "the memory plan without it: salasim model memory --config {} --context {}",
        a.config, N);
@@ -59,7 +89,6 @@ int run(const Args& a) {
   }
   std::string why;
   if (!gpu::available(&why)) fail("salasim run needs a GPU: {}", why);
-  const WeightSource w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(c));
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
   gpu::Runner r(c, w, o);
@@ -67,49 +96,71 @@ int run(const Args& a) {
   const std::vector<int32_t> prompt = random_tokens(a.seed, N, c.vocab_size);
 
   // The prompt goes in chunk-sized pieces (the same computation as one call: absolute positions, the mode fixed by
-  // the total length) so progress can be shown and a time limit can stop a run cleanly between chunks.
-  t0 = clock::now();
-  r.begin_prefill(N);
-  std::vector<float> lg;
-  int64_t done = 0;
+  // the total length) so progress can be shown and a time limit can stop a run cleanly between chunks. Generation
+  // is Runner::generate, the loop `salasim ruler run` uses too: `--decode D` generates D + 1 tokens, the first from
+  // the prefill's logits, so D decode steps are timed.
   const int64_t report_every = std::max<int64_t>(a.chunk, N / 16);
-  for (int64_t next_report = report_every; done < N;) {
-    const int64_t n = std::min(a.chunk, N - done);
-    lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + done, prompt.begin() + done + n));
-    done += n;
-    const double el = std::chrono::duration<double>(clock::now() - t0).count();
-    if (done >= next_report || done == N) {
+  int64_t next_report = report_every;
+  gpu::PhaseTimes prefill_phases;
+  const auto t_prefill = clock::now();
+  GenerateOptions go;
+  go.max_new = int64_t(a.decode) + 1;
+  go.piece = a.chunk;
+  go.on_prefill = [&](int64_t done, int64_t total) {
+    const double el = std::chrono::duration<double>(clock::now() - t_prefill).count();
+    if (done >= next_report || done == total) {
       const gpu::PhaseTimes p = r.times();
       fmt::print(stderr, "  prefill {:>9}/{} tokens  {:8.2f} s  (gemm {:.2f}, select {:.2f}, sparse_attn {:.2f}, dense_attn {:.2f}, gla {:.2f}, other {:.2f})\n",
-                 done, N, el, p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
+                 done, total, el, p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
       std::fflush(stderr);
       next_report += report_every;
     }
-    if (a.time_limit > 0 && el > a.time_limit && done < N) {
-      const gpu::PhaseTimes p = r.times();
-      fmt::print("prefill STOPPED by --time-limit {} s at position {} of {} after {:.2f} s ({:.0f} tokens/s)\n",
-                 a.time_limit, done, N, el, double(done) / el);
-      fmt::print("  by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, gla {:.3f} s, "
-                 "other {:.3f} s\n", p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
-      fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n", double(r.device_bytes_in_use()) / double(1ull << 30),
-                 double(r.plan().total) / double(1ull << 30));
-      return 4;
+    if (done == total) {
+      prefill_phases = r.times();
+      r.set_profile(false);
     }
+    return !(a.time_limit > 0 && el > a.time_limit);
+  };
+  const int profiled = std::min(8, a.decode / 4);
+  go.before_decode = [&](int64_t step) {
+    if (step == a.decode - profiled) r.set_profile(true);
+  };
+  const Generation gen = r.generate(prompt, go);
+  if (gen.prefill_stopped) {
+    const double el = gen.prefill_s;
+    const int64_t done = r.len();
+    const gpu::PhaseTimes p = r.times();
+    fmt::print("prefill STOPPED by --time-limit {} s at position {} of {} after {:.2f} s ({:.0f} tokens/s)\n",
+               a.time_limit, done, N, el, double(done) / el);
+    fmt::print("  by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, gla {:.3f} s, "
+               "other {:.3f} s\n", p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
+    fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n", double(r.device_bytes_in_use()) / double(1ull << 30),
+               double(r.plan().total) / double(1ull << 30));
+    // Not a complete measurement (no TTFT, no JSON record): exit 1, as a check that failed.
+    fmt::print("run: INCOMPLETE (stopped by --time-limit; no record written)\n");
+    return kExitCheckFailed;
   }
-  const double ttft = std::chrono::duration<double>(clock::now() - t0).count();
-  const gpu::PhaseTimes prefill_phases = r.times();
-
+  const double ttft = gen.prefill_s;
+  // Decode steps are timed without the per-op CUDA events (they cost host time on every op); the last quarter of
+  // them (at most 8) run profiled for the per-class split, whose sum is a step's GPU time: the rest of a step's
+  // wall time is host and launch overhead. token_s[i] is the decode step that produced token i.
   std::vector<double> step_ms;
-  for (int i = 0; i < a.decode; ++i) {
-    const int32_t next = int32_t(std::max_element(lg.begin(), lg.end()) - lg.begin());  // greedy
-    auto s0 = clock::now();
-    lg = r.decode(next);
-    step_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - s0).count());
+  for (int i = 1; i <= a.decode - profiled && i < int(gen.token_s.size()); ++i) step_ms.push_back(gen.token_s[size_t(i)] * 1e3);
+  gpu::PhaseTimes dph;  // the profiled decode steps' GPU time per class, ms per token
+  {
+    const gpu::PhaseTimes all = r.times();
+    const double n = std::max(profiled, 1);
+    dph.gemm = (all.gemm - prefill_phases.gemm) / n * 1e3;
+    dph.select = (all.select - prefill_phases.select) / n * 1e3;
+    dph.sparse_attn = (all.sparse_attn - prefill_phases.sparse_attn) / n * 1e3;
+    dph.dense_attn = (all.dense_attn - prefill_phases.dense_attn) / n * 1e3;
+    dph.gla = (all.gla - prefill_phases.gla) / n * 1e3;
+    dph.other = (all.other - prefill_phases.other) / n * 1e3;
   }
   std::vector<double> sorted = step_ms;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
-  const bool finite = std::all_of(lg.begin(), lg.end(), [](float x) { return std::isfinite(x); });
+  const bool finite = gen.logits_finite;
   size_t fr = 0, tot = 0;
   gpu::mem_info(&fr, &tot);
   const size_t peak = std::max(r.device_bytes_in_use(), tot - fr);
@@ -121,6 +172,8 @@ int run(const Args& a) {
   {
     nlohmann::json j = {{"date", date},
                         {"gpu", gpu_name},
+                        {"driver", driver_version()},
+                        {"revision", git_revision()},
                         {"command", a.command_line},
                         {"config", c.source},
                         {"context", N},
@@ -132,6 +185,15 @@ int run(const Args& a) {
                         {"planner_peak_bytes", r.plan().total},
                         {"weights_load_s", load_s},
                         {"logits_finite", finite},
+                        {"decode_gpu_ms_per_token",
+                         {{"gemm_ms", dph.gemm},
+                          {"select_ms", dph.select},
+                          {"sparse_attn_ms", dph.sparse_attn},
+                          {"dense_attn_ms", dph.dense_attn},
+                          {"gla_ms", dph.gla},
+                          {"other_ms", dph.other},
+                          {"total_ms", dph.total()},
+                          {"profiled_steps", profiled}}},
                         {"phases",
                          {{"gemm_s", ph.gemm},
                           {"select_s", ph.select},
@@ -158,8 +220,13 @@ int run(const Args& a) {
     fmt::print("  prefill by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, "
                "gla {:.3f} s, other {:.3f} s\n", ph.gemm, ph.select, ph.sparse_attn, ph.dense_attn, ph.gla, ph.other);
     if (!step_ms.empty())
-      fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f})\n", a.decode, median, sorted.front(),
-                 sorted.back());
+      fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f}) over the {} unprofiled steps\n",
+                 a.decode, median, sorted.front(), sorted.back(), step_ms.size());
+    if (profiled > 0)
+      fmt::print("  decode GPU time per token ({} profiled steps): {:.2f} ms (gemm {:.2f}, select {:.2f}, sparse_attn {:.2f}, "
+                 "dense_attn {:.2f}, gla {:.2f}, other {:.2f}); host and launch overhead {:.2f} ms\n",
+                 profiled, dph.total(), dph.gemm, dph.select, dph.sparse_attn, dph.dense_attn, dph.gla, dph.other,
+                 median - dph.total());
     fmt::print("logits finite: {}\n", finite ? "yes" : "NO");
   }
   return finite ? 0 : 1;
@@ -173,13 +240,18 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   CLI::App* c = app.add_subcommand("run", "Run the CUDA path at a context length: TTFT, decode ms/token, peak VRAM");
   c->add_option("--config", a->config, "config.json")->capture_default_str();
   c->add_option("--context", a->context, "prompt length, e.g. 65536, 64K, 1M, 2048K")->capture_default_str();
-  c->add_option("--decode", a->decode, "tokens to generate")->capture_default_str()->check(CLI::Range(0, 1 << 20));
-  c->add_option("--chunk", a->chunk, "prefill chunk (multiple of 64)")->capture_default_str();
-  c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str();
+  c->add_option("--decode", a->decode, "tokens to generate")->capture_default_str()->check(whole_number(0, 1 << 20));
+  c->add_option("--chunk", a->chunk, "prefill chunk (multiple of 64)")->capture_default_str()->check(whole_number(64, kMaxChunk));
+  c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str()->check(seed_number());
   c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint instead of synthetic weights");
   c->add_flag("--plan", a->plan_only, "print the memory plan only (no GPU needed)");
-  c->add_option("--time-limit", a->time_limit, "stop the prefill after this many seconds and report how far it got (exit 4)");
-  c->add_flag("--json", a->json, "machine-readable output (the reports/measured/*.json record format)");
+  c->add_option("--time-limit", a->time_limit,
+                "stop the prefill after this many seconds and report how far it got (exit 1: no complete measurement)")
+      ->check(seconds(1e7));
+  c->add_flag("--extrapolate", a->extrapolate,
+              "allow context + decode past the config's max_position_embeddings, up to 4x it (1M and 2048K runs of "
+              "the released config)");
+  c->add_flag("--json", a->json, "machine-readable output (the reports/measured/<hw>/*.json record format)");
   c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }

@@ -19,7 +19,7 @@
 #include "compare/failure_inputs.hpp"
 #include "compare/source_hash.hpp"
 #include "model/error.hpp"
-#include "model/inventory.hpp"
+#include "model/limits.hpp"
 #include "scenarios/backend.hpp"
 #include "scenarios/golden.hpp"
 #include "scenarios/progress.hpp"
@@ -40,6 +40,7 @@ struct VerifyArgs {
   bool failures_only = false;
   bool progress = false;
   int64_t tokens = 0;
+  bool extrapolate = false;
   int spot = 0;
   std::vector<int> spot_layers;
 };
@@ -103,7 +104,7 @@ nlohmann::json times_json(const std::vector<PhaseTime>& t) {
 }
 
 std::string dump_path(const std::string& dir, const std::string& name) {
-  fs::create_directories(dir);
+  make_output_folder(dir, "--dump");
   return (fs::path(dir) / name).string();
 }
 
@@ -157,39 +158,22 @@ GoldenPart golden_load(const Scenario& s, bool prompt_overridden) {
   return g;
 }
 
-// ref_cut, peer_cut: the truth's taps cut as golden_cut cuts them; kept_error: why they could not be (a golden of
-// another prompt length).
-GoldenPart golden_check(GoldenPart g, const Scenario& s, const TapMap& ref_cut, const TapMap& peer_cut,
-                        const std::string& kept_error) {
+// `streamed`: the truth run that kept golden_keep(gold, s); its kept_error: why the golden's rows could not be kept.
+GoldenPart golden_check(GoldenPart g, const Scenario& s, const StreamResult& streamed) {
   if (!g.gold) return g;
-  if (!kept_error.empty()) return golden_fail(std::move(g), s, kept_error);
+  if (!streamed.kept_error.empty()) return golden_fail(std::move(g), s, streamed.kept_error);
   try {
-    const GoldenCheck c = check_golden_cut(*g.gold, ref_cut, peer_cut, gpu_source_hash(), g.rel);
+    const GoldenCheck c = check_golden(*g.gold, s, golden_truth(streamed, s), gpu_source_hash(), g.rel);
     g.pass = c.pass();
     g.text = format_golden_check(c, *g.gold, g.rel);
-    g.json = {{"file", g.rel}, {"checked", true}, {"pass", c.pass()}, {"device", g.gold->meta.device},
+    g.json = {{"file", g.rel}, {"checked", true}, {"pass", c.pass()}, {"tap_set_ok", c.tap_set_ok()},
+              {"device", g.gold->meta.device},
               {"recorded_hash", c.recorded_hash}, {"current_hash", c.current_hash}, {"report", report_json(c.report)},
               {"rerecord", c.rerecord}};
   } catch (const Error& e) {
     return golden_fail(std::move(g), s, e.what());
   }
   return g;
-}
-
-// The reference and the peer hold every weight as float64, and a verify with a separate backend keeps every tap of
-// three runs (in peer mode, taps are compared as they come): refuse plainly, before allocating, what cannot fit in
-// this machine's memory (the full 9.48B model's weights alone are 76 GB; block scores grow with the square of the
-// prompt), instead of dying half-way.
-void check_reference_fits(const Scenario& s, const char* who, double taps, const std::string& taps_what) {
-  const int64_t params = count_params(s.cfg, tensor_inventory(s.cfg)).total;
-  const double weights = double(params) * 8;
-  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  if (have > 0 && weights + taps > 0.8 * have)
-    fail("{} needs {:.1f} GB here ({:.1f} GB of float64 weights for {} parameters of {}, {:.1f} GB of taps: {}), and "
-         "this machine has {:.1f} GB. Long contexts are checked with --spot N and the GPU backend; a shorter prompt "
-         "with --tokens N",
-         who, (weights + taps) / 1e9, weights / 1e9, with_commas(params), source_relative(s.cfg.source), taps / 1e9,
-         taps_what, have / 1e9);
 }
 
 // Progress on stderr for the runs that report layers, when asked or when stderr is a terminal (never in the way
@@ -243,7 +227,7 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
           "produce it ...\n",
           threads_per_run());
   std::unique_ptr<Progress> progress = make_progress(a, s, {"reference", "peer"});
-  StreamedTruth t = run_truth_streaming(s, w, f.golden.gold ? golden_keep(*f.golden.gold) : KeepTaps{},
+  StreamedTruth t = run_truth_streaming(s, w, f.golden.gold ? golden_keep(*f.golden.gold, s) : KeepTaps{},
                                         progress_hooks(progress.get()));
   if (progress) progress->done();
   f.report = std::move(t.result.report);
@@ -257,7 +241,7 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
   f.compare_s = t.result.busy_s;
   f.streamed = true;
   out.say("reference (float64): {}\npeer (bf16):         {}\n", format_times(f.ref_times), format_times(f.peer_times));
-  f.golden = golden_check(std::move(f.golden), s, t.result.ref_kept, t.result.peer_kept, t.result.kept_error);
+  f.golden = golden_check(std::move(f.golden), s, t.result);
 
   if (!a.dump.empty() && !f.report.pass()) {
     out.say("{} tap(s) failed: running the reference and the peer again to keep them and their ops' inputs for the "
@@ -315,10 +299,9 @@ FullRun run_backend_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr
 int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
   Chosen ch = choose_backend(a.backend);
   if (ch.peer)
-    check_reference_fits(s, "verify", streamed_tap_bytes(s), "compared as the runs produce them");
+    check_reference_fits(s, "verify", streamed_tap_bytes(s), "taps compared as the runs produce them");
   else
-    check_reference_fits(s, "verify", 3 * run_tap_bytes(s),
-                         fmt::format("every tap of 3 runs of {} tokens", s.prompt.size()));
+    check_reference_fits(s, "verify", 3);
   const auto t_load = clock_type::now();
   std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
   const double load_s = since(t_load);
@@ -377,7 +360,7 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
   const std::vector<int> layers = a.spot_layers.empty() ? default_spot_layers(s.cfg) : a.spot_layers;
   const SpotRequest req = spot_request(int64_t(s.prompt.size()), a.spot, layers);
   Chosen ch = choose_backend(a.backend);
-  if (ch.peer) check_reference_fits(s, "the peer standing in for the GPU", 0, "none kept");
+  if (ch.peer) check_reference_fits(s, "the peer standing in for the GPU", 0);
   out.say("salasim verify --spot {}: {}\n", a.spot, describe(s));
   if (!ch.note.empty()) out.say("{}\n", ch.note);
   out.say("backend: {}\n", ch.backend->name());
@@ -420,7 +403,9 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
 
 int run_verify(const VerifyArgs& a) {
   Scenario s = load_scenario(data_path(a.scenario.empty() ? default_scenario_path() : a.scenario));
+  s.extrapolate = s.extrapolate || a.extrapolate;
   if (a.tokens > 0) resize_prompt(s, a.tokens, 7);
+  if (!a.dump.empty()) make_output_folder(a.dump, "--dump");  // refused now, not after minutes of running
   const Out out{a.json};
   return a.spot > 0 ? run_spot(a, s, out) : run_full(a, s, out);
 }
@@ -441,11 +426,16 @@ void add_verify(CLI::App& app, Run& run) {
   c->add_flag("--progress", a->progress,
               "progress on stderr (phase, prefill piece and layer, elapsed, estimate left) even when stderr is not a "
               "terminal or with --json; on a terminal it is on unless --json");
-  c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt");
+  c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt")
+      ->check(whole_number(1, kExtrapolationFactor * kMaxPositions));
+  c->add_flag("--extrapolate", a->extrapolate,
+              "allow prompt + decode past the config's max_position_embeddings, up to 4x it");
   c->add_option("--spot", a->spot,
-                "spot check instead: N query positions of the chosen layers, recomputed from the backend's inputs");
+                "spot check instead: N query positions of the chosen layers, recomputed from the backend's inputs")
+      ->check(whole_number(1, 1024));
   c->add_option("--spot-layers", a->spot_layers, "layers for --spot (default: the deepest sparse and Lightning layer)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(whole_number(0, kMaxLayers - 1));
   c->callback([a, &run] { run = [a] { return run_verify(*a); }; });
 }
 

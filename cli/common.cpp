@@ -1,10 +1,21 @@
 // Path resolution and formatting for the CLI.
 #include "cli/common.hpp"
 
+#include <unistd.h>
+
+#include <charconv>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "build_revision.hpp"  // generated: SALASIM_BUILD_REVISION (cli/build_revision.cmake)
 #include "model/data_path.hpp"
+#include "reports/table.hpp"
+#include "model/error.hpp"
+#include "model/inventory.hpp"
+#include "scenarios/verify.hpp"
 
 namespace salasim::cli {
 
@@ -26,13 +37,63 @@ std::string git_revision() {
   return out;
 }
 
-std::string with_commas(int64_t v) {
-  std::string s = std::to_string(v < 0 ? -v : v), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(s[i]);
-  }
-  return v < 0 ? "-" + out : out;
+std::string with_commas(int64_t v) { return reports::commas(v); }
+
+CLI::Validator whole_number(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi) {
+          const std::string shown = s.size() > 24 ? s.substr(0, 21) + "..." : s;
+          return fmt::format("'{}' is not a whole number in [{}, {}]", shown, lo, hi);
+        }
+        return "";
+      },
+      fmt::format("INT in [{}, {}]", lo, hi));
+}
+
+CLI::Validator seed_number() { return whole_number(0, INT64_MAX).name("SEED"); }
+
+CLI::Validator seconds(double hi) {
+  return CLI::Validator(
+      [hi](std::string& s) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || end != s.data() + s.size() || !(v >= 0 && v <= hi)) {
+          const std::string shown = s.size() > 24 ? s.substr(0, 21) + "..." : s;
+          return fmt::format("'{}' is not a number of seconds in [0, {:g}]", shown, hi);
+        }
+        return "";
+      },
+      fmt::format("SECONDS in [0, {:g}]", hi));
+}
+
+void check_reference_fits(const Scenario& s, const std::string& who, int tap_runs) {
+  const double all_taps = run_tap_bytes(s);
+  const double taps = tap_runs > 0 ? tap_runs * all_taps : all_taps / s.cfg.num_hidden_layers;
+  check_reference_fits(s, who, taps, tap_runs > 0 ? fmt::format("taps of {} run(s)", tap_runs) : "one layer's activations");
+}
+
+void check_reference_fits(const Scenario& s, const std::string& who, double taps, const std::string& held) {
+  const int64_t params = count_params(s.cfg, tensor_inventory(s.cfg)).total;
+  const double weights = double(params) * 8;
+  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (have > 0 && weights + taps > 0.8 * have)
+    fail("{} needs {:.1f} GB here ({:.1f} GB of float64 weights for {} parameters of {}, {:.1f} GB of {} for {} "
+         "tokens and {} decode steps), and this machine has {:.1f} GB. Long contexts are checked with --spot N and "
+         "the GPU backend; a shorter prompt with --tokens N",
+         who, (weights + taps) / 1e9, weights / 1e9, with_commas(params), source_relative(s.cfg.source), taps / 1e9,
+         held, s.prompt.size(), s.decode_steps, have / 1e9);
+}
+
+void make_output_folder(const std::string& dir, const std::string& option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail("{} {}: cannot create the folder ({})", option, dir, ec.message());
+  if (!fs::is_directory(dir, ec)) fail("{} {}: exists and is not a folder", option, dir);
+  if (access(dir.c_str(), W_OK) != 0) fail("{} {}: the folder is not writable ({})", option, dir, std::strerror(errno));
 }
 
 }  // namespace salasim::cli

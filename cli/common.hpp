@@ -1,9 +1,15 @@
 // Helpers shared by the salasim subcommands: path resolution and number formatting.
 #pragma once
+#include <CLI/CLI.hpp>
+
 #include <cstdint>
 #include <string>
 
 #include "model/data_path.hpp"
+
+namespace salasim {
+struct Scenario;
+}
 
 namespace salasim::cli {
 
@@ -18,5 +24,26 @@ std::string default_scenario_path();  // scenarios/tiny-sparse.json, the main co
 // machine still names its code), else of the source tree now, or "" when neither is a git checkout.
 std::string git_revision();
 std::string with_commas(int64_t v);   // 9,477,203,968
+
+// An option check for a whole number in [lo, hi]: the parser refuses anything else, naming the option and the
+// range ("--tokens: 0 is not a whole number in [1, 268435456]"), so a negative or zero count never reaches a
+// subcommand as "not given".
+CLI::Validator whole_number(int64_t lo, int64_t hi);
+// The same for a seed: any whole number in [0, 2^63 - 1] (a negative one would wrap to a huge unsigned seed).
+CLI::Validator seed_number();
+// A number of seconds in [0, hi].
+CLI::Validator seconds(double hi);
+
+// The float64 reference and the peer hold every weight as float64 and the taps they keep: refuse plainly, before
+// allocating, a scenario (prompt, decode steps) that cannot fit in this machine's memory (the full 9.48B model's
+// weights alone are 76 GB; block scores grow with the square of the prompt), instead of dying half-way. `tap_runs`
+// runs keep every tap (verify: 2 or 3; ref: 1); 0 counts one layer's activations, what a run holds at a time.
+void check_reference_fits(const Scenario& s, const std::string& who, int tap_runs);
+// The same with the bytes of taps held given, and what they are ("taps compared as the runs produce them").
+void check_reference_fits(const Scenario& s, const std::string& who, double tap_bytes, const std::string& held);
+
+// Creates `dir` (and its parents) for output, or throws salasim::Error naming `option`, the folder and the reason:
+// an unwritable output place is the user's input, not an internal error.
+void make_output_folder(const std::string& dir, const std::string& option);
 
 }  // namespace salasim::cli

@@ -1,5 +1,6 @@
-// The salasim command: parses arguments, runs one subcommand, maps errors to exit codes
-// (0 success, 1 a check failed, 2 bad input or usage or an unavailable backend, 3 internal error).
+// The salasim command: parses arguments, runs one subcommand, maps errors to the documented exit codes
+// (model/error.hpp, docs/input-limits.md): 0 success, 1 a check failed, 2 bad input or usage or an unavailable
+// backend, 3 internal or device error.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -10,6 +11,24 @@
 
 #include "cli/commands.hpp"
 #include "model/error.hpp"
+
+namespace {
+
+// "salasim frobnicate" names the word it did not know and the subcommands it does (CLI11 alone only says that an
+// argument was not expected).
+bool unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return false;
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_name() == argv[1]) return false;
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  fmt::print(stderr, "salasim: error: unknown subcommand '{}'; expected one of: {} (salasim --help lists them)\n",
+             argv[1], names);
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // The reference's ops return fresh float64 matrices, up to a few hundred MB each ([4608, 4096] is 151 MB), and
@@ -35,19 +54,20 @@ int main(int argc, char** argv) {
   salasim::cli::add_diff(app, run);
   salasim::cli::add_tolerances(app, run);
   salasim::cli::add_golden(app, run);
+  salasim::cli::add_explain(app, run);
+  salasim::cli::add_ruler(app, run, argc, argv);
+  if (unknown_subcommand(app, argc, argv)) return salasim::kExitBadInput;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? salasim::kExitOk : salasim::kExitBadInput;
   }
   try {
-    return run ? run() : 2;
-  } catch (const salasim::Error& e) {
-    fmt::print(stderr, "salasim: error: {}\n", e.what());
-    return 2;
+    return run ? run() : salasim::kExitBadInput;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "salasim: internal error: {}\n", e.what());
-    return 3;
+    const salasim::ExitReport r = salasim::exit_report(e);
+    fmt::print(stderr, "{}\n", r.message);
+    return r.code;
   }
 }

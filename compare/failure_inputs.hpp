@@ -1,5 +1,5 @@
 // What goes beside a failing tap in a failure dump: the tensors its op read, so a kernel engineer can rerun the op
-// on exactly those inputs. Derived from the model's data flow (sala-spec §2-§4) and tap names alone.
+// on exactly those inputs. Derived from the model's data flow (docs/spec.md §2-§4) and tap names alone.
 #pragma once
 #include <string>
 #include <vector>

@@ -1,5 +1,6 @@
-// HDF5 C API helpers: identifiers, string/int attributes (h5py-friendly: variable-length UTF-8 strings, int64),
-// and a recursive walk built on calls whose signatures are the same in HDF5 1.10, 1.12 and 1.14.
+// HDF5 C API helpers: identifiers and string/int attributes (h5py-friendly: variable-length UTF-8 strings, int64),
+// built on calls whose signatures are the same in HDF5 1.10, 1.12 and 1.14. The walk and the checks for untrusted
+// files are in h5_untrusted.cpp.
 #include "compare/h5_util.hpp"
 
 #include "model/error.hpp"
@@ -91,8 +92,10 @@ std::string read_string_attr(hid_t obj, const std::string& name, const std::stri
   Id space(H5Aget_space(attr.get()));
   if (H5Tget_class(type.get()) != H5T_STRING || H5Sget_simple_extent_npoints(space.get()) != 1)
     fail("{}: {}: attribute '{}' is not a single string", file, where, name);
+  constexpr size_t kMaxString = size_t(1) << 20;  // our longest attribute, the list of hashed sources, is ~2 kB
   if (H5Tis_variable_str(type.get()) > 0) {
     Id mem = utf8_vlen_string();
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));  // ASCII strings (h5py's bytes, other writers) read as they are
     char* p = nullptr;
     check(H5Aread(attr.get(), mem.get(), &p), file, where + ": cannot read attribute '" + name + "'");
     std::string s = p ? p : "";
@@ -100,6 +103,8 @@ std::string read_string_attr(hid_t obj, const std::string& name, const std::stri
     return s;
   }
   const size_t size = H5Tget_size(type.get());
+  if (size == 0 || size > kMaxString)
+    fail("{}: {}: attribute '{}' is a string of {} bytes; expected at most {}", file, where, name, size, kMaxString);
   std::string s(size, '\0');
   Id mem(H5Tcopy(H5T_C_S1));
   H5Tset_size(mem.get(), size);
@@ -120,6 +125,9 @@ std::vector<int64_t> read_ints_attr(hid_t obj, const std::string& name, const st
   Id space(H5Aget_space(attr.get()));
   if (H5Tget_class(type.get()) != H5T_INTEGER) fail("{}: {}: attribute '{}' is not an integer", file, where, name);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  constexpr hssize_t kMaxInts = 64;  // a shape (at most 32 dims) or one number
+  if (n > kMaxInts)
+    fail("{}: {}: attribute '{}' holds {} integers; expected at most {}", file, where, name, n, kMaxInts);
   std::vector<int64_t> v(size_t(n > 0 ? n : 0));
   if (!v.empty())
     check(H5Aread(attr.get(), H5T_NATIVE_INT64, v.data()), file, where + ": cannot read attribute '" + name + "'");
@@ -139,28 +147,6 @@ std::vector<std::string> attr_names(hid_t obj, const std::string& file) {
   check(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr_name, &names), file,
         "cannot list the attributes");
   return names;
-}
-
-void walk(hid_t group, const std::string& prefix, const std::string& file,
-          const std::function<void(const std::string&, hid_t)>& on_dataset) {
-  H5G_info_t info;
-  check(H5Gget_info(group, &info), file, "cannot read group " + (prefix.empty() ? "/" : prefix));
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t len = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    check(herr_t(len < 0 ? -1 : 0), file, "cannot list group " + (prefix.empty() ? "/" : prefix));
-    std::string name(size_t(len) + 1, '\0');
-    H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT);
-    name.resize(size_t(len));
-    const std::string path = prefix + "/" + name;
-    Id obj(check(H5Oopen(group, name.c_str(), H5P_DEFAULT), file, "cannot open " + path + " (a dangling link?)"));
-    const H5I_type_t type = H5Iget_type(obj.get());
-    if (type == H5I_GROUP)
-      walk(obj.get(), path, file, on_dataset);
-    else if (type == H5I_DATASET)
-      on_dataset(path, obj.get());
-    else
-      fail("{}: {} is neither a group nor a dataset", file, path);
-  }
 }
 
 }  // namespace salasim::h5

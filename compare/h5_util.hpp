@@ -55,9 +55,31 @@ std::vector<int64_t> read_ints_attr(hid_t obj, const std::string& name, const st
                                     const std::string& where);
 std::vector<std::string> attr_names(hid_t obj, const std::string& file);
 
-// Calls `on_dataset(path, dataset)` for every dataset below `group` ("/prefill/embed/out"), in name order; any
-// object that is neither a group nor a dataset is an error.
+// Calls `on_dataset(path, dataset)` for every dataset below `group` ("/prefill/embed/out"), in name order. Each
+// object is visited once: a second link to an object already seen (a hard link, a group linking back to one of
+// its parents) is an error naming both paths; so are soft and external links (they could leave the file), any
+// object that is neither a group nor a dataset, and groups nested deeper than kMaxDepth.
+constexpr int kMaxDepth = 32;  // tap paths are 3-7 levels deep: /prefill/layer_03/lightning/gla/out/inputs/q
 void walk(hid_t group, const std::string& prefix, const std::string& file,
           const std::function<void(const std::string&, hid_t)>& on_dataset);
+
+// Runs `read` (a complete read of `path`) in a child process first, and throws salasim::Error naming the file when
+// the child dies of a signal or does not finish within `timeout_s` (0: 30 s + 1 s per 10 MB of file): the HDF5
+// library itself crashes or loops forever on some damaged files (libhdf5 1.10.8, reading a variable-length string
+// from a corrupted global heap), which no check of ours can see coming. When the child finishes (with or without an
+// Error of its own), the caller's read in this process takes the same path and reports the same way. Where fork()
+// fails, nothing is checked.
+void crash_guard(const std::string& path, const std::function<void()>& read, double timeout_s = 0);
+
+// The dims of dataset `ds` and their element count, after checking that the count fits in 64 bits (also as
+// float64 bytes) and that the file really stores that many elements: a dataset's data must live in this file
+// (no external or virtual storage), pass only the filters salasim writes (shuffle, deflate, fletcher32), and
+// take at least numel x element size bytes of storage, or 1/1032 of that when deflated (deflate's largest ratio).
+// So a header claiming [2^26, 4] in an 8 KB file is refused before anything is allocated.
+struct DatasetExtent {
+  std::vector<int64_t> shape;
+  int64_t numel = 0;
+};
+DatasetExtent dataset_extent(hid_t ds, const std::string& file, const std::string& where);
 
 }  // namespace salasim::h5

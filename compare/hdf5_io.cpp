@@ -1,4 +1,4 @@
-// Tap dumps and failure dumps in HDF5: the layout (README "HDF5 dumps") written and read back, with checks that
+// Tap dumps and failure dumps in HDF5: the layout (docs/formats.md) written and read back, with checks that
 // turn a foreign or damaged file into a message naming the file, the object and the expectation.
 #include "compare/hdf5_io.hpp"
 
@@ -138,16 +138,14 @@ void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage
 
 Tap read_dataset(hid_t ds, const std::string& path, const std::string& file) {
   const std::string where = "dataset " + path;
-  h5::Id space(h5::check(H5Dget_space(ds), file, where + ": cannot read its dataspace"));
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  std::vector<hsize_t> dims(size_t(rank > 0 ? rank : 0));
-  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  h5::Id type(H5Dget_type(ds));
+  h5::Id type(h5::check(H5Dget_type(ds), file, where + ": cannot read its type"));
   const H5T_class_t cls = H5Tget_class(type.get());
   if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail("{}: {}: holds neither floats nor integers", file, where);
+  // Dims checked against overflow and against what the file really stores, before anything is allocated.
+  const h5::DatasetExtent extent = h5::dataset_extent(ds, file, where);
 
   Tap t;
-  t.shape.assign(dims.begin(), dims.end());
+  t.shape = extent.shape;
   const std::vector<int64_t> shape_attr = h5::read_ints_attr(ds, "shape", file, where);
   if (shape_attr != t.shape)
     fail("{}: {}: attribute 'shape' is {} but the dataset's shape is {}", file, where, format_shape(shape_attr),
@@ -162,7 +160,7 @@ Tap read_dataset(hid_t ds, const std::string& path, const std::string& file) {
     fail("{}: {}: attribute 'integer' is {} but the data are {}", file, where, integer,
          cls == H5T_INTEGER ? "integers" : "floats");
   t.order = h5::read_int_attr(ds, "order", file, where);
-  t.data.resize(size_t(t.numel()));
+  t.data.resize(size_t(extent.numel));
   if (!t.data.empty())
     h5::check(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data.data()), file,
               "cannot read " + where);
@@ -182,11 +180,22 @@ void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& inf
 }
 
 TapDump read_taps(const std::string& path) {
+  h5::crash_guard(path, [&] { read_taps_unguarded(path); });
+  return read_taps_unguarded(path);
+}
+
+FailureDump read_failures(const std::string& path) {
+  h5::crash_guard(path, [&] { read_failures_unguarded(path); });
+  return read_failures_unguarded(path);
+}
+
+TapDump read_taps_unguarded(const std::string& path) {
   h5::Quiet quiet;
   h5::Id f = open_file(path, "taps");
   TapDump d;
   d.info = read_info(f.get(), path);
   h5::walk(f.get(), "", path, [&](const std::string& p, hid_t ds) { d.taps[p] = read_dataset(ds, p, path); });
+  if (d.taps.empty()) fail("{}: a tap dump without taps (no datasets); nothing to compare", path);
   return d;
 }
 
@@ -218,7 +227,7 @@ void write_failures(const std::string& path, const std::vector<FailureEntry>& en
   }
 }
 
-FailureDump read_failures(const std::string& path) {
+FailureDump read_failures_unguarded(const std::string& path) {
   h5::Quiet quiet;
   h5::Id f = open_file(path, "failures");
   FailureDump d;

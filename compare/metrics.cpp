@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "model/error.hpp"
+#include "model/shape.hpp"
 
 namespace salasim {
 
@@ -107,9 +108,7 @@ void MetricsAccumulator::offer(int64_t i, double r, double x, double ad) {
 }
 
 TensorMetrics MetricsAccumulator::finish(const std::vector<int64_t>& shape) const {
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
-  if (numel != n_) fail("internal: metrics of {} elements finished as shape {}", n_, format_shape(shape));
+  if (shape_numel(shape) != n_) fail("internal: metrics of {} elements finished as shape {}", n_, format_shape(shape));
   TensorMetrics m;
   m.numel = n_;
   m.compared = compared_;

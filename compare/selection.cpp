@@ -15,7 +15,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool is_block_id(double v) { return std::isfinite(v) && v == std::floor(v) && v >= 0; }
+// Below 2^62 too: an id from a file becomes an int64_t, and a larger double would not convert.
+bool is_block_id(double v) { return std::isfinite(v) && v == std::floor(v) && v >= 0 && v < 0x1p62; }
 
 // One (query, group) row of K block ids as a set; ids that are not valid blocks go to `invalid`.
 std::set<int64_t> row_set(const double* ids, int64_t K, int64_t nb, std::vector<double>* invalid) {

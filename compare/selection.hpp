@@ -1,4 +1,4 @@
-// Top-k block selection compared as sets per (query, kv group) (sala-spec 4.4): exact, except for swaps inside a
+// Top-k block selection compared as sets per (query, kv group) (docs/spec.md §4.4): exact, except for swaps inside a
 // declared tie band of the reference's scores around its boundary score.
 #pragma once
 #include <cstdint>

@@ -24,14 +24,15 @@ struct SourceHash {
 SourceHash hash_sources(const std::string& dir, const std::string& label = "gpu", const std::string& shared_root = "",
                         const std::vector<std::string>& shared = {});
 
-// The host-device headers outside gpu/ whose code the kernels compile: the bf16 rounding and the synthetic weight
-// generator. A change to them changes the GPU's numbers as surely as a kernel change does.
-inline const std::vector<std::string> kGpuSharedSources = {"model/bf16.hpp", "model/synth.hpp"};
+// The host-device headers outside gpu/ whose code the kernels compile: the bf16 rounding, the synthetic weight
+// generator and the compressed-key window count. A change to them changes the GPU's numbers as surely as a kernel
+// change does.
+inline const std::vector<std::string> kGpuSharedSources = {"model/bf16.hpp", "model/synth.hpp", "model/windows.hpp"};
 
 // The hash of this build's source tree's GPU numerics: its gpu/ folder (SALASIM_SOURCE_DIR/gpu) and
 // kGpuSharedSources.
 SourceHash gpu_source_hash();
-// "gpu/, model/bf16.hpp, model/synth.hpp": what gpu_source_hash covers, for messages.
+// "gpu/, model/bf16.hpp, model/synth.hpp, model/windows.hpp": what gpu_source_hash covers, for messages.
 std::string gpu_sources_label();
 
 }  // namespace salasim

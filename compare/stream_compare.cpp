@@ -27,13 +27,15 @@ std::string sibling(const std::string& name, const char* from, const char* to) {
   return name.substr(0, name.size() - std::string(from).size()) + to;
 }
 
-int64_t per_row(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (size_t i = 1; i < shape.size(); ++i) n *= shape[i];
-  return n;
-}
+int64_t per_row(const std::vector<int64_t>& shape) { return shape_numel(shape, 1); }
 
 }  // namespace
+
+TapHeaders tap_headers(const TapMap& taps) {
+  TapHeaders out;
+  for (const auto& [name, t] : taps) out[name] = TapHeader{t.shape, t.integer, t.order};
+  return out;
+}
 
 // Rows of one append, shared where two streams read them (the reference's block scores: their own tap, and the
 // tie band of the selection beside them).
@@ -76,8 +78,7 @@ class StreamCompare::SideSink : public TapSink {
   SideSink(StreamCompare* owner, Side side) : owner_(owner), side_(side) {}
   void append(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer) override {
     Event e = event(name, integer);
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
+    const int64_t n = shape_numel(shape);
     e.shape = shape;
     e.data = std::make_shared<const std::vector<double>>(data, data + n);
     e.bytes = n * int64_t(sizeof(double));
@@ -362,6 +363,10 @@ StreamResult StreamCompare::finish() {
   for (auto& [name, st] : streams_) {
     if (!st->seen[Reference] && !st->seen[Peer]) continue;  // a selection's scores arrived, the selection never did
     add_row(out_.report, judge(name, *st));
+    for (int s : {Reference, Peer})
+      if (st->seen[s])
+        (s == Reference ? out_.ref_seen : out_.peer_seen)[name] =
+            TapHeader{st->replaced[s] ? st->whole[s].shape : st->shape[s], st->integer[s], st->order[s]};
   }
   finish_report(out_.report);
   try {

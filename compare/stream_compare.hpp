@@ -4,7 +4,8 @@
 // thread; a worker thread pairs the rows both sides have produced, folds them into the tap's metrics
 // (MetricsAccumulator, SelectionAccumulator) and drops them. A side that runs ahead waits once the rows held for the
 // other side pass a budget, so memory stays bounded whatever the run's length. Taps named in KeepTaps are kept
-// (rows cut as a golden cuts them) for checks that need the tensors themselves.
+// (rows cut as a golden cuts them) for checks that need the tensors themselves; of every other tap only its name,
+// shape and order remain (TapHeader: a golden's check needs the whole tap set the run made).
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -29,9 +30,19 @@ struct KeepTaps {
   std::string what = "kept";    // who asked, for errors ("golden": "golden: tap ... has 9000 rows, row 9001 ...")
 };
 
+// A tap without its data: what a run made of it (its final shape, its type and its Tap::order).
+struct TapHeader {
+  std::vector<int64_t> shape;
+  bool integer = false;
+  int64_t order = 0;
+};
+using TapHeaders = std::map<std::string, TapHeader>;
+TapHeaders tap_headers(const TapMap& taps);
+
 struct StreamResult {
   CompareReport report;  // as compare_taps(reference, &peer, peer)
   TapMap ref_kept, peer_kept;
+  TapHeaders ref_seen, peer_seen;  // every tap each run recorded, kept or not: the tap set it made (a golden's check)
   double busy_s = 0;     // CPU time the worker spent comparing (mostly while the runs ran)
   int64_t peak_held_bytes = 0;  // the most tap data held at once, waiting for the other side or the worker
   double wait_s[2] = {0, 0};    // time each side waited for room (it ran ahead of the other by the budget)

@@ -1,4 +1,4 @@
-// The one tolerance table (design.md "Numerics and tolerance policy"), the gate arithmetic and the table printer.
+// The one tolerance table (docs/design.md "Numerics and tolerance policy"), the gate arithmetic and the table printer.
 //
 // Numbers shared by every float row, and why:
 // - mult 2: flash-attention's policy: a kernel's error against the fp32/fp64 truth may be at most twice the error
@@ -61,8 +61,8 @@ ToleranceTable make_table() {
       float_row("lightning/proj/k", "bf16", "GEMM W_k a, fp32 accumulation over the hidden size, bf16 out"),
       float_row("lightning/proj/v", "bf16", "GEMM W_v a, fp32 accumulation over the hidden size, bf16 out"),
       float_row("lightning/proj/z", "bf16", "GEMM W_z a (output gate, pre-sigmoid), fp32 accumulation, bf16 out"),
-      float_row("lightning/qk_rope/q", "bf16", "per-head q-norm then RoPE in fp32 with fp32 angles (sala-spec 2.1), bf16 out"),
-      float_row("lightning/qk_rope/k", "bf16", "per-head k-norm then RoPE in fp32 with fp32 angles (sala-spec 2.1), bf16 out"),
+      float_row("lightning/qk_rope/q", "bf16", "per-head q-norm then RoPE in fp32 with fp32 angles (docs/spec.md §2.1), bf16 out"),
+      float_row("lightning/qk_rope/k", "bf16", "per-head k-norm then RoPE in fp32 with fp32 angles (docs/spec.md §2.1), bf16 out"),
       float_row("lightning/gla/out", "fp32", "GLA output in fp32 from bf16 q/k/v: the inputs' bf16 error dominates"),
       float_row("lightning/gla/state", "fp32", "fp32 128x128 state per head, a decayed sum over every token of bf16 k, v"),
       float_row("lightning/o_norm/out", "bf16", "GLA output cast to bf16, RMSNorm over all heads' features jointly"),
@@ -73,8 +73,8 @@ ToleranceTable make_table() {
       float_row("sparse/proj/k", "bf16", "GEMM W_k a (2 kv heads), fp32 accumulation, bf16 out"),
       float_row("sparse/proj/v", "bf16", "GEMM W_v a (2 kv heads), fp32 accumulation, bf16 out"),
       float_row("sparse/proj/g", "bf16", "GEMM W_gate a (o_gate, pre-sigmoid), fp32 accumulation, bf16 out"),
-      float_row("sparse/compress_k/k1", "bf16", "mean of 32 bf16 keys (stride 16), fp32 accumulation, bf16 out (sala-spec 4.2)"),
-      float_row("sparse/compress_k/k2", "bf16", "mean of 128 bf16 keys (stride 64), fp32 accumulation, bf16 out (sala-spec 4.2)"),
+      float_row("sparse/compress_k/k1", "bf16", "mean of 32 bf16 keys (stride 16), fp32 accumulation, bf16 out (docs/spec.md §4.2)"),
+      float_row("sparse/compress_k/k2", "bf16", "mean of 128 bf16 keys (stride 64), fp32 accumulation, bf16 out (docs/spec.md §4.2)"),
       ToleranceRow{"sparse/select/scores", "bf16", Gate::Float, kPeerMult, kPeerMaxMult, kRmsFloor, kMaxFloor, true, 0.0,
                    "max-pooled block scores, bf16 of an fp32 16-head sum; +inf (forced) and -inf (future) must match "
                    "exactly, finite scores are gated"},

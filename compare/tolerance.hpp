@@ -45,7 +45,7 @@ struct GateResult {
 };
 GateResult apply_gate(double err, double peer_err, double mult, double floor);
 
-// The table as fixed-width text (kind, stored, gate numbers, reason), for `salasim tolerances` and the README.
+// The table as fixed-width text (kind, stored, gate numbers, reason), for `salasim tolerances` and docs/verify.md.
 std::string format_tolerance_table(const ToleranceTable& table);
 
 }  // namespace salasim

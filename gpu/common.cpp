@@ -7,12 +7,15 @@
 
 namespace salasim::gpu {
 
+// Device failures are DeviceError: the salasim command exits 3 (internal or device error), not 2 (bad input).
 void cuda_fail(cudaError_t e, const char* call, const std::string& op, const char* file, int line) {
-  fail("CUDA error in {}: {} ({}) from {} at {}:{}", op, cudaGetErrorString(e), cudaGetErrorName(e), call, file, line);
+  throw DeviceError(fmt::format("CUDA error in {}: {} ({}) from {} at {}:{}", op, cudaGetErrorString(e),
+                                cudaGetErrorName(e), call, file, line));
 }
 
 void cublas_fail(cublasStatus_t s, const char* call, const std::string& op, const char* file, int line) {
-  fail("cuBLAS error in {}: status {} ({}) from {} at {}:{}", op, int(s), cublasGetStatusString(s), call, file, line);
+  throw DeviceError(fmt::format("cuBLAS error in {}: status {} ({}) from {} at {}:{}", op, int(s),
+                                cublasGetStatusString(s), call, file, line));
 }
 
 std::string op_desc(const char* op, std::initializer_list<std::pair<const char*, int64_t>> dims) {
@@ -60,9 +63,9 @@ void* dev_alloc(size_t bytes, const char* what) {
     cudaGetLastError();
     size_t f = 0, t = 0;
     cudaMemGetInfo(&f, &t);  // best effort, for the message only: the failure reported is cudaMalloc's
-    fail("cudaMalloc of {} bytes ({:.2f} GiB) for {} failed: {} (free {:.2f} of {:.2f} GiB)", bytes,
-         double(bytes) / double(1ull << 30), what, cudaGetErrorString(e), double(f) / double(1ull << 30),
-         double(t) / double(1ull << 30));
+    throw DeviceError(fmt::format("cudaMalloc of {} bytes ({:.2f} GiB) for {} failed: {} (free {:.2f} of {:.2f} GiB)",
+                                  bytes, double(bytes) / double(1ull << 30), what, cudaGetErrorString(e),
+                                  double(f) / double(1ull << 30), double(t) / double(1ull << 30)));
   }
   return p;
 }

@@ -20,7 +20,7 @@ void synchronize();
 // Free and total device memory in bytes.
 void mem_info(size_t* free_bytes, size_t* total_bytes);
 
-// Raw device memory (throws salasim::Error naming `what` and the size when the allocation fails).
+// Raw device memory (throws salasim::DeviceError, exit 3, naming `what` and the size when the allocation fails).
 void* dev_alloc(size_t bytes, const char* what);
 void dev_free(void* p);
 void copy_to_device(void* dst, const void* src, size_t bytes);

@@ -1,4 +1,4 @@
-// compress_k on the GPU (sala-spec §4.2): window c of the compressed keys = mean of keys [stride c, stride c + kernel),
+// compress_k on the GPU (docs/spec.md §4.2): window c of the compressed keys = mean of keys [stride c, stride c + kernel),
 // summed in fp32 and rounded once to bf16, written only for the windows the new keys complete.
 //
 // Launch: one thread per output element (g, c, dim), a grid-stride loop over G * n_new * hd elements, 256 threads
@@ -11,12 +11,11 @@
 
 #include "gpu/check.cuh"
 #include "gpu/compress_k.hpp"
+#include "model/windows.hpp"
 
 namespace salasim::gpu {
 
 namespace {
-
-int64_t n_windows(int64_t len, int kernel, int stride) { return len < kernel ? 0 : (len - kernel) / stride + 1; }
 
 // K: [G, cap, hd] bf16; ck: [G, ccap, hd] bf16. Writes windows c in [c0, c0 + nc) of every kv head.
 __global__ void compress_k_kernel(const __nv_bfloat16* __restrict__ K, int64_t cap, int G, int hd, int64_t c0,
@@ -37,8 +36,10 @@ __global__ void compress_k_kernel(const __nv_bfloat16* __restrict__ K, int64_t c
 
 void compress_k(const bf16_t* K, int64_t cap, int G, int hd, int64_t len_old, int64_t len, int kernel, int stride,
                 bf16_t* ck, int64_t ccap, Stream s) {
-  const std::string op = op_desc("compress_k", {{"G", G}, {"hd", hd}, {"cap", cap}, {"len_old", len_old}, {"len", len},
-                                                {"kernel", kernel}, {"stride", stride}, {"ccap", ccap}});
+  const auto op = [&] {
+    return op_desc("compress_k", {{"G", G}, {"hd", hd}, {"cap", cap}, {"len_old", len_old}, {"len", len},
+                                  {"kernel", kernel}, {"stride", stride}, {"ccap", ccap}});
+  };
   ARG_CHECK(kernel > 0 && stride > 0 && G > 0 && hd > 0, op, "kernel, stride, G and hd must be positive");
   ARG_CHECK(0 <= len_old && len_old <= len, op, "expected 0 <= len_old <= len");
   ARG_CHECK(len <= cap, op, "len exceeds the key cache capacity cap");

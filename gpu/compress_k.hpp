@@ -1,4 +1,4 @@
-// compress_k on the GPU: mean-pooled compressed keys (sala-spec §4.2), appended incrementally from the KV cache.
+// compress_k on the GPU: mean-pooled compressed keys (docs/spec.md §4.2), appended incrementally from the KV cache.
 #pragma once
 #include "gpu/common.hpp"
 

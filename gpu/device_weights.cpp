@@ -30,7 +30,7 @@ void fill(bf16_t* dst, int64_t row0, const TensorSpec& t, const WeightSource& w,
 
 const TensorSpec& need(const std::vector<TensorSpec>& inv, const std::string& name) {
   const TensorSpec* t = find_tensor(inv, name);
-  if (!t) fail("internal: '{}' missing from the inventory", name);
+  if (!t) internal_fail("'{}' missing from the inventory", name);
   return *t;
 }
 

@@ -14,12 +14,28 @@ __global__ void gate_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, i
   const float zv = ld_bf16(z + r * ldz + c);
   st_bf16(y + r * ldy + c, ld_bf16(x + r * ldx + c) / (1.0f + expf(-zv)));
 }
+// The same, 8 elements per thread with 16-byte accesses.
+__global__ void gate_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, int64_t ldz, int64_t T, int n,
+                                uint16_t* y, int64_t ldy) {
+  const int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
+  if (i >= T * n) return;
+  const int64_t r = i / n, c = i % n;
+  float xv[8], zv[8];
+  ld_bf16x8(x + r * ldx + c, xv);
+  ld_bf16x8(z + r * ldz + c, zv);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) xv[j] = xv[j] / (1.0f + expf(-zv[j]));
+  st_bf16x8(y + r * ldy + c, xv);
+}
 }  // namespace
 
 void gate(const bf16_t* x, int64_t ldx, const bf16_t* z, int64_t ldz, int64_t T, int n, bf16_t* y, int64_t ldy,
           Stream s) {
   if (T == 0) return;
-  gate_kernel<<<grid_1d(T * n, 256), 256, 0, s>>>(x, ldx, z, ldz, T, n, y, ldy);
+  if (vec8_ok(x, n, ldx) && vec8_ok(z, n, ldz) && vec8_ok(y, n, ldy))
+    gate_vec_kernel<<<grid_1d(T * n / 8, 256), 256, 0, s>>>(x, ldx, z, ldz, T, n, y, ldy);
+  else
+    gate_kernel<<<grid_1d(T * n, 256), 256, 0, s>>>(x, ldx, z, ldz, T, n, y, ldy);
   CHECK_LAUNCH(op_desc("gate", {{"T", T}, {"n", n}}));
 }
 

@@ -1,4 +1,4 @@
-// gla on the GPU: the Lightning recurrence S_t = lambda S_{t-1} + k_t^T v_t, o_t = tau q_t S_t (sala-spec §3),
+// gla on the GPU: the Lightning recurrence S_t = lambda S_{t-1} + k_t^T v_t, o_t = tau q_t S_t (docs/spec.md §3),
 // fp32 arithmetic and fp32 state, bf16 in and out. Chunked form for prefill (>= 64 new tokens), recurrent for
 // decode and short pieces, as HF dispatches.
 #pragma once

@@ -28,6 +28,30 @@ __device__ __forceinline__ float block_sum(float v) {
   return warp_sum(t);
 }
 
+// 8 consecutive bf16 (16 bytes, 16-byte aligned) to and from fp32.
+__device__ __forceinline__ void ld_bf16x8(const uint16_t* p, float (&v)[8]) {
+  const uint4 u = *reinterpret_cast<const uint4*>(p);
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    v[2 * i] = __uint_as_float(w[i] << 16);
+    v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+  }
+}
+__device__ __forceinline__ void st_bf16x8(uint16_t* p, const float (&v)[8]) {
+  uint32_t w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __nv_bfloat162 b = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+    w[i] = *reinterpret_cast<const uint32_t*>(&b);
+  }
+  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+// Whether rows of n elements at p (row stride ld) can be read 8 at a time.
+__host__ __device__ inline bool vec8_ok(const void* p, int64_t n, int64_t ld) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0 && n % 8 == 0 && ld % 8 == 0;
+}
+
 inline unsigned grid_1d(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
 
 }  // namespace salasim::gpu

@@ -35,8 +35,8 @@ __global__ void rope_kernel(uint16_t* x, int64_t ldx, int64_t T, int H, const ui
 
 void rope(bf16_t* x, int64_t ldx, int64_t T, int H, int hd, const bf16_t* w, float eps, int64_t pos0,
           const float* inv_freq, Stream s) {
-  const std::string op = op_desc("rope", {{"T", T}, {"H", H}, {"hd", hd}, {"pos0", pos0}});
-  if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "rope needs head_dim 128", op, __FILE__, __LINE__);
+  const auto op = [&] { return op_desc("rope", {{"T", T}, {"H", H}, {"hd", hd}, {"pos0", pos0}}); };
+  if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "rope needs head_dim 128", op(), __FILE__, __LINE__);
   if (T == 0) return;
   const int warps = 8;
   rope_kernel<<<grid_1d(T * H, warps), warps * 32, 0, s>>>(x, ldx, T, H, w, eps, pos0, inv_freq);

@@ -20,12 +20,12 @@
 #include "model/memory.hpp"
 #include "model/runner_plan.hpp"
 #include "model/taps.hpp"
+#include "model/windows.hpp"
 
 namespace salasim::gpu {
 
 namespace {
 
-int64_t windows(int64_t len, int kernel, int stride) { return len < kernel ? 0 : (len - kernel) / stride + 1; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void check_supported(const ModelConfig& c, const RunnerOptions& o) {
@@ -39,6 +39,15 @@ void check_supported(const ModelConfig& c, const RunnerOptions& o) {
   if (o.max_context < 1) fail("max_context {}: need at least one token", o.max_context);
   if (o.max_context >= (int64_t(1) << 24))
     fail("context {}: positions past 2^24 are not exact in the fp32 RoPE angle table", o.max_context);
+}
+
+int64_t n_sparse_layers(const ModelConfig& c) { return c.n_layers(Mixer::Sparse); }
+int64_t block_cap(const ModelConfig& c, const RunnerOptions& o) { return ceil_div(o.max_context, c.sparse.block_size); }
+// Per sparse layer [G, k_sel] ids (+ [G, n_blocks] scores), and one [G, k_sel] scratch for the one-query selection.
+size_t last_selection_bytes(const ModelConfig& c, const RunnerOptions& o) {
+  const int64_t G = c.num_key_value_heads, K = c.sparse.k_sel();
+  const int64_t per = G * K * 4 + (o.selection_scores ? G * block_cap(c, o) * 4 : 0);
+  return size_t(n_sparse_layers(c) * per + G * K * 4);
 }
 
 }  // namespace
@@ -63,9 +72,11 @@ MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o) {
   add("GLA state (fp32)", size_t(gla_state_bytes(c)));
   const RunnerWorkspace a = runner_workspace(c, o.chunk, o.max_context, o.taps);
   add(fmt::format("activations, chunk of {}", a.chunk), a.activations());
-  add("GLA chunk states", a.gla_ws);
+  add("GLA segment states", a.gla_ws);
   add("selection (ids + workspace)", a.blocks + a.sel_ws + a.scores);
+  add("attention split partials", a.attn_ws);
   add("cuBLAS workspace", a.cublas);
+  if (o.selection || o.selection_scores) add("last-token selections", last_selection_bytes(c, o));
   return p;
 }
 
@@ -86,7 +97,7 @@ struct Runner::Impl {
   // activations
   Buffer<bf16_t> h, a, y, proj, attn, gu, act, logits_bf16;
   Buffer<float> logits_f32, scores;
-  Buffer<uint8_t> gla_ws, sel_ws;
+  Buffer<uint8_t> gla_ws, sel_ws, attn_ws;
   Buffer<int32_t> blocks, forced_blocks, tokens;
   size_t in_use = 0;
   // state
@@ -186,8 +197,8 @@ struct Runner::Impl {
     w = load_device_weights(c, weights_src, stream);
     const int G = c.num_key_value_heads, hd = c.head_dim;
     cap = opt.max_context;
-    cap1 = std::max<int64_t>(1, windows(cap, c.sparse.kernel_size, c.sparse.kernel_stride));
-    cap2 = std::max<int64_t>(1, windows(cap, c.sparse.k2_kernel(), c.sparse.k2_stride()));
+    cap1 = std::max<int64_t>(1, n_windows(cap, c.sparse.kernel_size, c.sparse.kernel_stride));
+    cap2 = std::max<int64_t>(1, n_windows(cap, c.sparse.k2_kernel(), c.sparse.k2_stride()));
     K.resize(size_t(c.num_hidden_layers));
     V.resize(K.size());
     K1.resize(K.size());
@@ -221,10 +232,11 @@ struct Runner::Impl {
     attn = Buffer<bf16_t>(s.attn / 2, "mixer output");
     gu = Buffer<bf16_t>(s.gu / 2, "mlp gate|up");
     act = Buffer<bf16_t>(s.act / 2, "mlp activation");
-    gla_ws = Buffer<uint8_t>(s.gla_ws, "GLA chunk states");
+    gla_ws = Buffer<uint8_t>(s.gla_ws, "GLA segment states");
     blocks = Buffer<int32_t>(s.blocks / 8, "selected blocks");
     forced_blocks = Buffer<int32_t>(s.blocks / 8, "forced blocks");
     sel_ws = Buffer<uint8_t>(s.sel_ws, "selection workspace");
+    attn_ws = Buffer<uint8_t>(s.attn_ws, "attention split partials");
     scores = Buffer<float>(s.scores / 4, "block scores");
     tokens = Buffer<int32_t>(s.tokens / 4, "tokens");
     logits_bf16 = Buffer<bf16_t>(size_t(c.vocab_size), "logits");
@@ -300,8 +312,8 @@ struct Runner::Impl {
       compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.kernel_size, c.sparse.kernel_stride, K1[size_t(l)].get(), cap1, stream);
       compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.k2_kernel(), c.sparse.k2_stride(), K2[size_t(l)].get(), cap2, stream);
     });
-    tap_cache(taps, P + "compress_k/k1", K1[size_t(l)].get(), windows(len_new, c.sparse.kernel_size, c.sparse.kernel_stride), cap1);
-    tap_cache(taps, P + "compress_k/k2", K2[size_t(l)].get(), windows(len_new, c.sparse.k2_kernel(), c.sparse.k2_stride()), cap2);
+    tap_cache(taps, P + "compress_k/k1", K1[size_t(l)].get(), n_windows(len_new, c.sparse.kernel_size, c.sparse.kernel_stride), cap1);
+    tap_cache(taps, P + "compress_k/k2", K2[size_t(l)].get(), n_windows(len_new, c.sparse.k2_kernel(), c.sparse.k2_stride()), cap2);
     AttnArgs at;
     at.q = q;
     at.ldq = ld;
@@ -318,6 +330,8 @@ struct Runner::Impl {
     at.k_sel = Ks;
     at.out = attn.get();
     at.ldo = Q;
+    at.workspace = attn_ws.get();
+    at.workspace_bytes = attn_ws.size();
     if (sparse) {
       const bool want_scores = taps && taps->wants(P + "select/scores") && scores.size() > 0;
       SelectArgs sa;
@@ -345,6 +359,7 @@ struct Runner::Impl {
       sa.workspace = sel_ws.get();
       sa.workspace_bytes = sel_ws.size();
       timed(kSelect, [&] { select_blocks(sa, stream); });
+      keep_selection(l, sa);
       if (taps && taps->wants(P + "select/blocks")) {
         std::vector<int32_t> b(size_t(T * G * Ks));
         CUDA_CHECK(cudaMemcpyAsync(b.data(), blocks.get(), b.size() * 4, cudaMemcpyDeviceToHost, stream), "tap blocks");
@@ -362,12 +377,58 @@ struct Runner::Impl {
       timed(kSparse, [&] { sparse_attn(at, stream); });
     } else {
       timed(kDense, [&] { dense_attn(at, stream); });
+      keep_dense(l, pos0 + T - 1);
     }
     tap(taps, P + "attn/out", attn.get(), T, Q, Q);
     timed(kOther, [&] { gate(attn.get(), Q, g, ld, T, int(Q), attn.get(), Q, stream); });
     tap(taps, P + "gate/out", attn.get(), T, Q, Q);
     gemm(attn.get(), Q, L.o.get(), T, int(Q), int(D), y.get(), D);
     tap(taps, P + "o_proj/out", y.get(), T, D, D);
+  }
+
+  // ---- the last token's selection per sparse layer (Runner::last_selection) ----
+  struct KeptSelection {
+    bool dense = true;
+    int64_t pos = -1, n_blocks = 0;
+  };
+  std::vector<KeptSelection> kept;  // per layer
+  Buffer<int32_t> kept_blocks, one_blocks;  // [layers, G, k_sel]; [G, k_sel] scratch
+  Buffer<float> kept_scores;                // [layers, G, block_cap]
+  int64_t kept_cap = 0;
+
+  void allocate_selection() {
+    if (opt.selection_scores) opt.selection = true;
+    if (!opt.selection) return;
+    const int64_t L = cfg.num_hidden_layers, G = cfg.num_key_value_heads, K = cfg.sparse.k_sel();
+    kept.assign(size_t(L), {});
+    kept_blocks = Buffer<int32_t>(size_t(L * G * K), "last-token selections");
+    one_blocks = Buffer<int32_t>(size_t(G * K), "one-query selection");
+    kept_cap = block_cap(cfg, opt);
+    if (opt.selection_scores) kept_scores = Buffer<float>(size_t(L * G * kept_cap), "last-token block scores");
+  }
+  void keep_dense(int l, int64_t pos) {
+    if (!opt.selection) return;
+    kept[size_t(l)] = {true, pos, 0};
+  }
+  // sa: the call's selection, already enqueued. Row T-1 is the last token's; its scores come from the same
+  // function run for that one query (the chunk's call writes no scores unless taps ask, and [T, G, n_blocks]
+  // scores of a whole chunk would not fit).
+  void keep_selection(int l, const SelectArgs& sa) {
+    if (!opt.selection) return;
+    const int64_t G = sa.G, K = sa.k_sel;
+    kept[size_t(l)] = {false, sa.pos0 + sa.T - 1, sa.n_blocks};
+    CUDA_CHECK(cudaMemcpyAsync(kept_blocks.get() + int64_t(l) * G * K, sa.blocks + (sa.T - 1) * G * K, size_t(G * K) * 4,
+                               cudaMemcpyDeviceToDevice, stream), "keep selection");
+    if (!opt.selection_scores) return;
+    if (sa.n_blocks > kept_cap) fail("selection of {} blocks exceeds the planned {}", sa.n_blocks, kept_cap);
+    SelectArgs one = sa;
+    one.q = sa.q + (sa.T - 1) * sa.ldq;
+    one.T = 1;
+    one.pos0 = sa.pos0 + sa.T - 1;
+    one.blocks = one_blocks.get();
+    one.scores = kept_scores.get() + int64_t(l) * G * kept_cap;
+    one.n_blocks = sa.n_blocks;
+    timed(kSelect, [&] { select_blocks(one, stream); });
   }
 
   const int32_t* upload_forced(const TapMap& forced, const std::string& name, int64_t row0, int64_t T) {
@@ -449,6 +510,7 @@ Runner::Runner(const ModelConfig& c, const WeightSource& w, RunnerOptions o) : i
          double(fr) / double(1ull << 30), double(tot) / double(1ull << 30), impl_->plan.table());
   impl_->weights_src = w;
   impl_->allocate();
+  impl_->allocate_selection();
 }
 
 Runner::~Runner() = default;
@@ -508,6 +570,76 @@ std::vector<bf16_t> Runner::kv_cache(int layer, bool values) const {
   for (int64_t g = 0; g < G; ++g)
     copy_to_host(out.data() + g * m.len * hd, src.get() + g * m.cap * hd, size_t(m.len * hd) * 2);
   return out;
+}
+
+void Runner::set_profile(bool on) { impl_->opt.profile = on; }
+
+std::vector<LayerSelection> Runner::last_selection(bool with_scores) const {
+  const Impl& m = *impl_;
+  if (!m.opt.selection) fail("last_selection: the runner was built without RunnerOptions::selection");
+  if (with_scores && !m.opt.selection_scores)
+    fail("last_selection: scores asked of a runner built without RunnerOptions::selection_scores");
+  const int G = m.cfg.num_key_value_heads, K = m.cfg.sparse.k_sel();
+  CUDA_CHECK(cudaStreamSynchronize(m.stream), "last_selection");
+  std::vector<LayerSelection> out;
+  for (int l = 0; l < m.cfg.num_hidden_layers; ++l) {
+    if (m.cfg.layers[size_t(l)] != Mixer::Sparse) continue;
+    const Impl::KeptSelection& k = m.kept[size_t(l)];
+    if (k.pos != m.len - 1) fail("last_selection: layer {} kept no selection for position {}", l, m.len - 1);
+    LayerSelection s;
+    s.layer = l;
+    s.pos = k.pos;
+    s.dense = k.dense;
+    s.groups = G;
+    s.k_sel = K;
+    s.n_blocks = k.dense ? ceil_div(m.len, m.cfg.sparse.block_size) : k.n_blocks;
+    if (!k.dense) {
+      s.blocks.resize(size_t(G * K));
+      copy_to_host(s.blocks.data(), m.kept_blocks.get() + int64_t(l) * G * K, s.blocks.size() * 4);
+      if (with_scores) {  // select_blocks wrote [1, G, n_blocks] contiguously at the layer's slot
+        s.scores.resize(size_t(G * k.n_blocks));
+        copy_to_host(s.scores.data(), m.kept_scores.get() + int64_t(l) * G * m.kept_cap, s.scores.size() * 4);
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void Runner::reset() {
+  Impl& m = *impl_;
+  CUDA_CHECK(cudaStreamSynchronize(m.stream), "reset");
+  for (Buffer<float>& st : m.S)
+    if (st.size() > 0) fill_bytes(st.get(), 0, st.size() * 4);
+  m.len = 0;
+  m.prefill_total = -1;
+  m.decode_steps = 0;
+  for (Impl::KeptSelection& k : m.kept) k = {};
+  CUDA_CHECK(cudaDeviceSynchronize(), "reset");
+}
+
+namespace {
+// The Runner as generate_loop wants it.
+struct RunnerSteps {
+  Runner& r;
+  void begin_prefill(int64_t n) { r.begin_prefill(n); }
+  std::vector<float> prefill_piece(const std::vector<int32_t>& t) { return r.prefill_piece(t); }
+  std::vector<float> decode(int32_t t) { return r.decode(t); }
+  std::vector<LayerSelection> last_selection(bool scores) const { return r.last_selection(scores); }
+};
+}  // namespace
+
+Generation Runner::generate(const std::vector<int32_t>& prompt, const GenerateOptions& o) {
+  if (o.record_selection && !impl_->opt.selection)
+    fail("generate: selections asked of a runner built without RunnerOptions::selection");
+  if (impl_->len != 0) fail("generate: the runner holds a sequence of {} tokens; reset() it first", impl_->len);
+  if (int64_t(prompt.size()) + std::max<int64_t>(o.max_new - 1, 0) > impl_->opt.max_context)
+    fail("generate: {} prompt tokens + {} new exceed the planned context of {}", prompt.size(), o.max_new,
+         impl_->opt.max_context);
+  GenerateOptions go = o;
+  if (go.piece <= 0) go.piece = impl_->opt.chunk;
+  RunnerSteps steps{*this};
+  return generate_loop(steps, prompt, go);
 }
 
 const MemoryPlan& Runner::plan() const { return impl_->plan; }

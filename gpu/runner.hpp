@@ -9,6 +9,7 @@
 
 #include "gpu/common.hpp"
 #include "model/config.hpp"
+#include "model/generate.hpp"
 #include "model/tap_recorder.hpp"
 #include "model/weights.hpp"
 
@@ -19,6 +20,8 @@ struct RunnerOptions {
   int64_t chunk = 16384;    // prefill chunk (a multiple of 64)
   bool taps = false;        // buffers for recording taps (scores of the selection) are planned
   bool profile = false;     // per-phase timings with CUDA events
+  bool selection = false;         // keep each sparse layer's selection of the last processed token (last_selection)
+  bool selection_scores = false;  // ... and its pooled block scores (implies selection)
 };
 
 struct MemoryItem {
@@ -57,6 +60,31 @@ class Runner {
   // [G, len, hd] as bf16 bits (sparse).
   std::vector<float> gla_state(int layer) const;
   std::vector<bf16_t> kv_cache(int layer, bool values) const;
+
+  // Per-op CUDA events (times()) on or off from the next call; they cost host time on every op.
+  void set_profile(bool on);
+
+  // ---- generation (model/generate.hpp: the one loop shared with the reference) ----
+  // Greedy generation of a fresh sequence (reset() first when the runner was used): the prompt in pieces of
+  // opt.chunk, then decode steps; the caller plans max_context >= prompt + max_new. With o.record_selection the
+  // runner must have been built with RunnerOptions::selection.
+  Generation generate(const std::vector<int32_t>& prompt, const GenerateOptions& o);
+  // Forgets the sequence (length 0, GLA states zeroed) so the next prefill starts fresh on the same allocation.
+  void reset();
+
+  // ---- needle-block recall: the selection of the LAST processed token ----
+  // Contract (any rewrite of the prefill/decode kernels keeps it): with RunnerOptions::selection, after every
+  // prefill_piece and every decode, last_selection() returns one LayerSelection per sparse layer, in layer order,
+  // for the query at position len() - 1:
+  //   - dense = true, blocks/scores empty, when that call ran the layer dense (prompt total < dense_len, or a decode
+  //     at p + 1 < dense_len): every block is visible, there is no selection to report;
+  //   - otherwise blocks = the [G, k_sel] ids the sparse attention of that token used (ascending, -1 unused), the
+  //     row select_blocks wrote for that token in that call (no second pass over the sequence); and, when
+  //     with_scores (needs RunnerOptions::selection_scores), scores = that token's pooled block scores [G, n_blocks] (n_blocks = blocks of the call's
+  //     sequence; +inf forced, -inf after the query's block), from select_blocks run for that one query.
+  // Device-side buffers: [G, k_sel] ids and [G, ceil(max_context/block)] floats per sparse layer (planned); this
+  // call copies them to the host (a few KB of ids; scores 4 B per block per kv group).
+  std::vector<LayerSelection> last_selection(bool with_scores) const;
 
   const MemoryPlan& plan() const;
   PhaseTimes times() const;

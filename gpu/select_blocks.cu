@@ -1,194 +1,242 @@
-// select_blocks on the GPU (sala-spec §4.3-4.4): stage-1 block scores, max-pool, forced blocks and an exact top-k,
+// select_blocks on the GPU (docs/spec.md §4.3-4.4): stage-1 block scores, max-pool, forced blocks and an exact top-k,
 // the function of reference/select_blocks.cpp. Queries run in sub-chunks that fit the workspace; per sub-chunk of nq
-// queries (n1 / n2 = K1 / K2 windows complete at its last query):
+// queries (n1 / n2 = K1 / K2 windows complete at its last query, nb its causal blocks):
 //
-//  1. lse_partial  grid (ceil(nq/8), ceil(n2/512), G), 256 threads, 43,008 B static smem. A CTA takes 8 queries
-//     (one per warp; a query's 16 heads of the group are one 16-row WMMA tile, held as 8 bf16 A fragments) against
-//     512 K2 windows in 4 smem tiles of 128; logits on tensor cores (bf16 x bf16 -> fp32), then per head an online
-//     max / sum of exp2 over the windows the query sees, one (max, sum) pair per (query, head, split).
+//  1. lse_partial  grid (ceil(nq/16), ceil(n2/512), G), 8 warps. The products are transposed, compressed keys as
+//     the m16 rows and the 16 heads of a query as two n8 tiles: C[window, head] = K2 Q^T (m16n8k16, bf16 in, fp32
+//     accumulate). A warp keeps 2 queries' Q^T in registers (64 regs) and streams 16-window A fragments of the
+//     CTA's 512 K2 windows from shared memory (double-buffered cp.async tiles of 128), so each K2 fragment feeds
+//     4 mma. Per head an online max / sum of exp2 over the windows its query sees, merged over the lanes at the
+//     end: one (max, sum) pair per (query, head, split). Sub-chunks of <= 2 queries (decode) give all 8 warps
+//     the same queries and interleave the 16-window tiles instead, merging the warps' pairs in shared memory.
 //  2. lse_combine  one thread per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
 //     sees no K2 window (its visible K1 windows then score +inf, as in the reference).
-//  3. score        grid (ceil(nq/8), ceil(n1/512), G), the same tiling over K1: s[t, g, c] = sum over the 16 heads of
-//     exp2(tau log2(e) q_h.K1_c - LSE2_h) in fp32, rounded once to bf16, written for the windows the query sees
-//     (c < n1v(p)) only: the pooling reads no other.
-//  4. select       grid (nq, G), 256 threads: max-pool into blocks b <= qb (bf16 bit patterns of non-negative scores
-//     order like the values), forced blocks, the exact top-(k_sel - forced) by a two-pass 8-bit radix select on the
-//     16-bit keys, ties to the lower block index; ids ascending, -1 padding; the optional score row.
+//  3. score_pool   grid (ceil(nq/16), ceil(nb/127), G), the same tiling over the 509 K1 windows 4 b0 - 1 .. that
+//     cover blocks b0 .. b0+126: s[window] = sum over the 16 heads of exp2(tau log2(e) q_h.K1 - LSE2_h) (each
+//     lane sums its 4 heads, two shuffles the quad's), rounded once to bf16, kept in shared memory, then max-pooled
+//     into the blocks (bf16 bit patterns of non-negative scores order like the values): pooled [q, G, nb] 16-bit
+//     keys are all that reaches global memory (a quarter of the window scores).
+//  4. topk         grid (nq, G), 8 warps: forced blocks, the exact top-(k_sel - forced) of the others by a two-pass
+//     8-bit radix select on the 16-bit keys (histogram increments aggregated per warp with match.any, since most
+//     keys share their high byte), ties to the lower block index; ids ascending, -1 padding; the optional scores.
 //
-// Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2, i.e.
-// sala-spec's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers. The grid's x runs over query tiles, so
-// the CTAs resident at once share a few 512-window key splits: compressed keys come from HBM about once per sub-chunk
-// (40 MiB per kv head at 2M keys) and from L2 otherwise, ~130 FLOP per HBM byte: tensor- and exp-bound, not
-// memory-bound. The epilogue (fragment -> smem -> exp2 -> head sum) costs about as much issue time as the MMAs, so
-// expect a fraction (1/4 .. 1/2) of the ~660 TFLOP/s mma.sync peak. Top-k reads a pooled row of n/64 16-bit keys
-// three times: small beside the scoring.
-//
-// Workspace, per query of a sub-chunk (n1, n2 windows and nb blocks of the whole call):
-//   H * ceil(n2/512) * 8 (LSE partials) + H * 4 (LSE2) + G * round8(n1) * 2 (bf16 scores) + G * round8(nb) * 2 (pooled)
-// each section 256-byte aligned. select_blocks_workspace(T_max, len_max, ...) sizes min(T_max, 256 MiB / per-query)
-// queries (at least one) for len_max keys: at 2M keys (H = 32, G = 2) 671,872 B per query, 399 queries, 256 MiB;
-// at 64K keys 21,120 B per query; at 16K keys and T_max = 16384, 90 MB. select_blocks fits as many queries per
-// sub-chunk as the workspace it is given holds.
+// Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2:
+// docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU unit
+// gives 16 exp2 per clock per SM; mma::exp2_ftz keeps each a single MUFU op). Skipped when every causal block of
+// the sub-chunk's last query is chosen anyway.
 #include <cuda_bf16.h>
-#include <mma.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "gpu/check.cuh"
+#include "gpu/mma.cuh"
 #include "gpu/select_blocks.hpp"
 #include "model/runner_plan.hpp"
+#include "model/windows.hpp"
 
 namespace salasim::gpu {
 
 namespace {
 
-namespace wmma = nvcuda::wmma;
+using bf16 = __nv_bfloat16;
 
 constexpr int kHd = 128;        // head dim the kernels are built for
-constexpr int kRows = 16;       // query heads per kv group: one WMMA M tile per query
-constexpr int kQT = 8;          // queries per CTA, one per warp
-constexpr int kThreads = kQT * 32;
-constexpr int kKeyTile = 128;   // compressed keys per shared-memory tile
-constexpr int kSplit = kSelectSplit;  // compressed keys per CTA (4 tiles)
-constexpr int kLdT = kHd + 8;   // bf16 row stride of the tile: +16 B spreads fragment rows over the banks
+constexpr int kRows = 16;       // query heads per kv group: two n8 tiles
+constexpr int kWarps = 8, kThreads = kWarps * 32;
+constexpr int kQT = 2 * kWarps;   // queries per CTA: 2 per warp
+constexpr int kKeyTile = 128;     // compressed keys per shared-memory tile
+constexpr int kSplit = kSelectSplit;  // K2 windows per CTA (4 tiles)
+constexpr int kPoolBlocks = 127;      // blocks per score_pool CTA: their 4 * 127 + 1 windows fit 4 tiles
+constexpr int kPoolWindows = 4 * kKeyTile;
+constexpr int kLd = kHd + 8;      // bf16 row stride of the tiles (272 B)
+constexpr int kTileElems = kKeyTile * kLd;
+constexpr size_t kTileSmem = size_t(2 * kTileElems) * 2;                       // 2 stages: 69,632 B
+constexpr size_t kPoolSmem = kTileSmem + size_t(kQT * kPoolWindows) * 2;      // + window scores: 86,016 B
 constexpr float kLog2e = 1.4426950408889634f;
 
-using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major>;
-using FragBt = wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major>;  // K^T from key rows
-using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-
-__host__ __device__ inline int64_t n_windows(int64_t len, int kernel, int stride) {
-  return len < kernel ? 0 : (len - kernel) / stride + 1;
-}
-
-__host__ __device__ inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // Shapes and positions of one sub-chunk of queries: chunk-local query tl is absolute query t0 + tl at position
 // pos0 + t0 + tl.
 struct Chunk {
-  const __nv_bfloat16* q;  // [T, H*hd], row stride ldq
+  const bf16* q;  // [T, H*hd], row stride ldq
   int64_t ldq;
   int64_t pos0, t0, nq;
   int G, H;
   float sc_log2;  // tau * log2(e): logits in log2 units
 };
 
-// Copies 16-byte pieces of `rows` rows x kHd bf16 into the shared tile (row stride kLdT). src(r) is row r's source,
-// nullptr for a row to zero-fill.
-template <class Src>
-__device__ void load_tile(__nv_bfloat16* tile, int rows, Src src) {
-  constexpr int kChunks = kHd / 8;
-  for (int i = threadIdx.x; i < rows * kChunks; i += blockDim.x) {
-    const int r = i / kChunks, ch = i % kChunks;
-    const __nv_bfloat16* s = src(r);
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (s) v = *reinterpret_cast<const uint4*>(s + ch * 8);
-    *reinterpret_cast<uint4*>(tile + r * kLdT + ch * 8) = v;
-  }
+// Which queries of the CTA's tile a warp works on, and which of the 16-window m-tiles: prefill gives warp w the
+// queries 2w, 2w+1 and every m-tile; a tile of <= 2 queries gives every warp queries 0, 1 and m-tiles w, w+8, ...
+struct WarpRole {
+  int q0;         // first of the warp's two tile queries
+  int mt0, mstep;  // m-tiles mt0, mt0 + mstep, ...
+  bool shared;    // several warps hold partial results of the same queries
+};
+__device__ WarpRole warp_role(int64_t nq_tile, int warp) {
+  if (nq_tile <= 2) return WarpRole{0, warp, kWarps, true};
+  return WarpRole{2 * warp, 0, 1, false};
 }
 
-// The CTA's 8 queries (x 16 heads of group g) into registers: warp w gets query tq0 + w as 8 A fragments (zeros
-// for a query past the sub-chunk). Uses `tile` as staging; ends with a barrier, so the tile is free afterwards.
-__device__ void load_queries(const Chunk& ch, int64_t tq0, int g, __nv_bfloat16* tile, FragA (&qa)[kHd / 16]) {
-  load_tile(tile, kQT * kRows, [&](int r) -> const __nv_bfloat16* {
+// The CTA's queries (x 16 heads of group g) as Q^T B fragments: qf[i][ks][0..3] for query q0 + i, k-step ks:
+// regs {0, 1} heads 0..7, {2, 3} heads 8..15. Staged through both tiles (256 rows); ends with a barrier.
+__device__ void load_queries(const Chunk& ch, int64_t tq0, int g, int q0, bf16* stage, uint32_t (&qf)[2][8][4]) {
+  for (int i = threadIdx.x; i < kQT * kRows * (kHd / 8); i += kThreads) {
+    const int r = i >> 4, piece = i & 15;
     const int64_t tl = tq0 + r / kRows;
-    if (tl >= ch.nq) return nullptr;
-    return ch.q + (ch.t0 + tl) * ch.ldq + (int64_t(g) * kRows + r % kRows) * kHd;
-  });
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (tl < ch.nq)
+      v = *reinterpret_cast<const uint4*>(ch.q + (ch.t0 + tl) * ch.ldq + (int64_t(g) * kRows + r % kRows) * kHd + piece * 8);
+    *reinterpret_cast<uint4*>(stage + r * kLd + piece * 8) = v;
+  }
   __syncthreads();
-  const int warp = threadIdx.x / 32;
-  for (int k = 0; k < kHd / 16; ++k) wmma::load_matrix_sync(qa[k], tile + warp * kRows * kLdT + k * 16, kLdT);
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks)
+      mma::ldmatrix_x4(qf[i][ks], mma::frag_b_nk_addr(stage + (q0 + i) * kRows * kLd + 16 * ks, kLd, lane));
   __syncthreads();
 }
 
-// Compressed keys e0 .. e0 + kKeyTile - 1 of one kv head (ck: [n_avail, hd] rows), zero past n_avail.
-__device__ void load_keys(__nv_bfloat16* tile, const __nv_bfloat16* ck, int64_t e0, int64_t n_avail) {
-  load_tile(tile, kKeyTile, [&](int r) -> const __nv_bfloat16* {
-    return e0 + r < n_avail ? ck + (e0 + r) * kHd : nullptr;
-  });
-}
-
-// logits 16 heads x 16 keys (keys j*16 .. j*16+15 of the tile) of the warp's query, fp32.
-__device__ void tile_logits(FragC& acc, const FragA (&qa)[kHd / 16], const __nv_bfloat16* tile, int j) {
-  wmma::fill_fragment(acc, 0.f);
-  for (int k = 0; k < kHd / 16; ++k) {
-    FragBt kb;
-    wmma::load_matrix_sync(kb, tile + j * 16 * kLdT + k * 16, kLdT);
-    wmma::mma_sync(acc, qa[k], kb, acc);
+// Compressed keys e0 .. e0 + 127 of one kv head (ck: [n_avail, hd] rows) into a tile; rows outside [0, n_avail)
+// zero-filled.
+__device__ void load_keys(bf16* tile, const bf16* ck, int64_t e0, int64_t n_avail) {
+  for (int i = threadIdx.x; i < kKeyTile * (kHd / 8); i += kThreads) {
+    const int r = i >> 4, piece = i & 15;
+    const int64_t e = e0 + r;
+    const bool ok = e >= 0 && e < n_avail;
+    mma::cp_async16(tile + r * kLd + piece * 8, ck + (ok ? e : 0) * kHd + piece * 8, ok ? 16 : 0);
   }
 }
 
-// Position of the last query a CTA holds (its visibility bounds the CTA's useful key range).
-__device__ int64_t last_position(const Chunk& ch, int64_t tq0) {
-  const int64_t tl_last = (tq0 + kQT < ch.nq ? tq0 + kQT : ch.nq) - 1;
-  return ch.pos0 + ch.t0 + tl_last;
+// C[window, head] of 16 windows (m-tile at `rows` of the tile) for the warp's two queries: acc[i][nt][e] is window
+// g + 8 (e >> 1), head 8 nt + 2 c + (e & 1) of query q0 + i.
+__device__ void tile_logits(float (&acc)[2][2][4], const uint32_t (&qf)[2][8][4], const bf16* rows, int lane) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) acc[i][nt][0] = acc[i][nt][1] = acc[i][nt][2] = acc[i][nt][3] = 0.f;
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks) {
+    uint32_t a[4];
+    mma::ldmatrix_x4(a, mma::frag_a_addr(rows + 16 * ks, kLd, lane));
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      mma::mma16816(acc[i][0], a, qf[i][ks][0], qf[i][ks][1]);
+      mma::mma16816(acc[i][1], a, qf[i][ks][2], qf[i][ks][3]);
+    }
+  }
+}
+
+// (max, sum) of exp2 merged: a pair with max -inf is empty.
+__device__ inline void merge_ml(float& m, float& l, float m2, float l2) {
+  const float M = fmaxf(m, m2);
+  if (M == -INFINITY) return;
+  l = (m > -INFINITY ? l * exp2f(m - M) : 0.f) + (m2 > -INFINITY ? l2 * exp2f(m2 - M) : 0.f);
+  m = M;
 }
 
 // k2: [G, k2_cap, hd]; n2c: K2 windows that exist for the sub-chunk's last query.
 // part: [nq, H, nsplit] (max, sum) of exp2 over this CTA's split of the windows the query sees, log2 units.
-__global__ void __launch_bounds__(kThreads) lse_partial_kernel(Chunk ch, const __nv_bfloat16* __restrict__ k2,
-                                                               int64_t k2_cap, int64_t n2c, int kernel2, int stride2,
-                                                               int64_t nsplit, float2* __restrict__ part) {
-  __shared__ __align__(128) __nv_bfloat16 tile[kKeyTile * kLdT];
-  __shared__ __align__(128) float stage[kQT][16 * 16];
+__global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, const bf16* __restrict__ k2, int64_t k2_cap,
+                                                                  int64_t n2c, int kernel2, int stride2, int64_t nsplit,
+                                                                  float2* __restrict__ part) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  bf16* tiles = reinterpret_cast<bf16*>(smem);
+  __shared__ float mrg[kWarps][2][kRows][2];  // shared roles: the warps' (max, sum) per query and head
   const int64_t split = blockIdx.y, e_begin = split * kSplit, tq0 = int64_t(blockIdx.x) * kQT;
-  const int g = blockIdx.z;
-  if (e_begin >= n_windows(last_position(ch, tq0) + 1, kernel2, stride2)) return;  // no query here sees these
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t tl = tq0 + warp;
-  const bool active = tl < ch.nq;
-  const int64_t n2v = active ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2) : 0;
-  FragA qa[kHd / 16];
-  load_queries(ch, tq0, g, tile, qa);
-
-  // lane: head row = lane % 16, key columns 2i + half of every 16-key tile (stage is column-major: conflict-free)
-  const int row = lane % 16, half = lane / 16;
-  float m = -INFINITY, l = 0.f;
-  const __nv_bfloat16* ck = k2 + int64_t(g) * k2_cap * kHd;
-  for (int kt = 0; kt < kSplit / kKeyTile; ++kt) {
-    const int64_t e0 = e_begin + int64_t(kt) * kKeyTile;
-    if (e0 >= n2c) break;  // CTA-uniform
-    load_keys(tile, ck, e0, n2c);
-    __syncthreads();
-    if (active) {
-      for (int j = 0; j < kKeyTile / 16; ++j) {
-        FragC acc;
-        tile_logits(acc, qa, tile, j);
-        wmma::store_matrix_sync(stage[warp], acc, 16, wmma::mem_col_major);  // stage[c * 16 + r]
-        __syncwarp();
-        float x[8];
-        float bmax = -INFINITY;
-        for (int i = 0; i < 8; ++i) {
-          const int c = 2 * i + half;
-          x[i] = e0 + j * 16 + c < n2v ? stage[warp][c * 16 + row] * ch.sc_log2 : -INFINITY;
-          bmax = fmaxf(bmax, x[i]);
-        }
-        __syncwarp();
-        if (bmax > -INFINITY) {
-          const float m_new = fmaxf(m, bmax);
-          float sum = 0.f;
-          for (int i = 0; i < 8; ++i) sum += exp2f(x[i] - m_new);  // masked: exp2(-inf) = 0
-          l = l * exp2f(m - m_new) + sum;                          // first time: m = -inf, l = 0
-          m = m_new;
-        }
-      }
-    }
-    __syncthreads();
+  const int g = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, gr = lane >> 2, c4 = lane & 3;
+  const int64_t nq_tile = std::min<int64_t>(kQT, ch.nq - tq0);
+  const WarpRole role = warp_role(nq_tile, warp);
+  int lim[2];  // windows e_begin + [0, lim) are the ones query q0 + i sees (32-bit: the inner loop stays integer-light)
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int64_t tl = tq0 + role.q0 + i;
+    const int64_t n2v = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2) : 0;
+    lim[i] = int(std::min<int64_t>(std::max<int64_t>(n2v - e_begin, 0), kSplit));
   }
-  // merge the two halves of each head row
-  const float m_o = __shfl_xor_sync(0xffffffffu, m, 16), l_o = __shfl_xor_sync(0xffffffffu, l, 16);
-  const float M = fmaxf(m, m_o);
-  float L = 0.f;
-  if (M > -INFINITY) L = (m > -INFINITY ? l * exp2f(m - M) : 0.f) + (m_o > -INFINITY ? l_o * exp2f(m_o - M) : 0.f);
-  if (active && half == 0) part[(tl * ch.H + int64_t(g) * kRows + row) * nsplit + split] = make_float2(M, L);
+  uint32_t qf[2][8][4];
+  load_queries(ch, tq0, g, role.q0, tiles, qf);
+
+  // lane: windows gr, gr + 8 of each m-tile; heads 2c4, 2c4+1 (n-tile 0) and 8+2c4, 9+2c4 (n-tile 1)
+  float m[2][4], l[2][4];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int h = 0; h < 4; ++h) m[i][h] = -INFINITY, l[i][h] = 0.f;
+  const bf16* ck = k2 + int64_t(g) * k2_cap * kHd;
+  const int n_tiles = int(std::min<int64_t>(kSplit, n2c - e_begin) + kKeyTile - 1) / kKeyTile;
+  load_keys(tiles, ck, e_begin, n2c);
+  mma::cp_async_commit();
+  for (int kt = 0; kt < n_tiles; ++kt) {
+    const int st = kt & 1;
+    mma::cp_async_wait<0>();
+    __syncthreads();
+    if (kt + 1 < n_tiles) load_keys(tiles + (st ^ 1) * kTileElems, ck, e_begin + (kt + 1) * kKeyTile, n2c);
+    mma::cp_async_commit();
+    for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
+      const int local = kt * kKeyTile + 16 * mt;  // window e_begin + local is row gr of the m-tile
+      if (local >= lim[0] && local >= lim[1]) break;  // warp-uniform: neither query sees these
+      float acc[2][2][4];
+      tile_logits(acc, qf, tiles + st * kTileElems + 16 * mt * kLd, lane);
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+          const int nt = h >> 1, e = h & 1;
+          const float x0 = local + gr < lim[i] ? acc[i][nt][e] * ch.sc_log2 : -INFINITY;
+          const float x1 = local + gr + 8 < lim[i] ? acc[i][nt][e + 2] * ch.sc_log2 : -INFINITY;
+          const float tm = fmaxf(x0, x1);
+          if (tm == -INFINITY) continue;
+          if (tm > m[i][h]) {
+            l[i][h] = m[i][h] > -INFINITY ? l[i][h] * exp2f(m[i][h] - tm) : 0.f;
+            m[i][h] = tm;
+          }
+          l[i][h] += mma::exp2_ftz(x0 - m[i][h]) + mma::exp2_ftz(x1 - m[i][h]);
+        }
+    }
+  }
+  // merge over the 8 lanes of each head (lanes differing in gr), then over the warps of a shared role
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int h = 0; h < 4; ++h)
+#pragma unroll
+      for (int o = 4; o < 32; o <<= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m[i][h], o), l2 = __shfl_xor_sync(0xffffffffu, l[i][h], o);
+        merge_ml(m[i][h], l[i][h], m2, l2);
+      }
+  auto head_of = [&](int h) { return 8 * (h >> 1) + 2 * c4 + (h & 1); };
+  if (role.shared) {
+    if (gr == 0)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int h = 0; h < 4; ++h) mrg[warp][i][head_of(h)][0] = m[i][h], mrg[warp][i][head_of(h)][1] = l[i][h];
+    __syncthreads();
+    if (warp != 0) return;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int h = 0; h < 4; ++h)
+        for (int w = 1; w < kWarps; ++w) merge_ml(m[i][h], l[i][h], mrg[w][i][head_of(h)][0], mrg[w][i][head_of(h)][1]);
+  }
+  if (gr != 0) return;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int64_t tl = tq0 + role.q0 + i;
+    if (tl >= ch.nq) continue;
+#pragma unroll
+    for (int h = 0; h < 4; ++h)
+      part[(tl * ch.H + int64_t(g) * kRows + head_of(h)) * nsplit + split] = make_float2(m[i][h], l[i][h]);
+  }
 }
 
 // lse: [nq, H] LSE2 in log2 units from the partials of the splits each query sees.
-__global__ void lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t nsplit,
-                                   const float2* __restrict__ part, float* __restrict__ lse) {
+__global__ void lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t nsplit, const float2* __restrict__ part,
+                                   float* __restrict__ lse) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= ch.nq * ch.H) return;
   const int64_t tl = i / ch.H;
@@ -208,56 +256,90 @@ __global__ void lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t n
 }
 
 // k1: [G, k1_cap, hd]; n1c: K1 windows that exist for the sub-chunk's last query; lse: [nq, H] (log2 units);
-// scores: [nq, G, n1s] bf16 bits, written for c < n1v(p) of each query only.
-__global__ void __launch_bounds__(kThreads) score_kernel(Chunk ch, const __nv_bfloat16* __restrict__ k1,
-                                                         int64_t k1_cap, int64_t n1c, int kernel, int stride,
-                                                         const float* __restrict__ lse, uint16_t* __restrict__ scores,
-                                                         int64_t n1s) {
-  __shared__ __align__(128) __nv_bfloat16 tile[kKeyTile * kLdT];
-  __shared__ __align__(128) float stage[kQT][16 * 16];
-  const int64_t e_begin = int64_t(blockIdx.y) * kSplit, tq0 = int64_t(blockIdx.x) * kQT;
-  const int g = blockIdx.z;
-  if (e_begin >= n_windows(last_position(ch, tq0) + 1, kernel, stride)) return;  // no query here sees these
+// pooled: [nq, G, nbs] 16-bit keys of blocks b0 .. b0 + 126 (those <= the query's block). kPoolSmem dynamic smem.
+__global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const bf16* __restrict__ k1, int64_t k1_cap,
+                                                                 int64_t n1c, int kernel, int stride, int block,
+                                                                 const float* __restrict__ lse,
+                                                                 uint16_t* __restrict__ pooled, int64_t nbs) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  bf16* tiles = reinterpret_cast<bf16*>(smem);
+  uint16_t* wsc = reinterpret_cast<uint16_t*>(smem + kTileSmem);  // [kQT][kPoolWindows] bf16 window scores
+  const int64_t b0 = int64_t(blockIdx.y) * kPoolBlocks, tq0 = int64_t(blockIdx.x) * kQT;
+  const int64_t w_begin = 4 * b0 - 1;  // windows 4 b - 1 .. 4 b + 3 overlap block b (kernel 32, stride 16, block 64)
+  const int g = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, gr = lane >> 2, c4 = lane & 3;
+  const int64_t nq_tile = std::min<int64_t>(kQT, ch.nq - tq0);
+  const WarpRole role = warp_role(nq_tile, warp);
+  // windows w_begin + [lo, lim[i]) are the ones query q0 + i sees: 32-bit local indices in the inner loop
+  const int lo = w_begin < 0 ? int(-w_begin) : 0;
+  int lim[2];
+  float lse_r[2][4];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int64_t tl = tq0 + role.q0 + i;
+    const int64_t n1v = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel, stride) : 0;
+    lim[i] = int(std::min<int64_t>(std::max<int64_t>(n1v - w_begin, 0), kPoolWindows));
+#pragma unroll
+    for (int h = 0; h < 4; ++h)
+      lse_r[i][h] = tl < ch.nq ? lse[tl * ch.H + int64_t(g) * kRows + 8 * (h >> 1) + 2 * c4 + (h & 1)] : 0.f;
+  }
+  uint32_t qf[2][8][4];
+  load_queries(ch, tq0, g, role.q0, tiles, qf);
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t tl = tq0 + warp;
-  const bool active = tl < ch.nq;
-  const int64_t n1v = active ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel, stride) : 0;
-  // lane: key column col of every 16-key tile, head rows 2i + half (stage is row-major: conflict-free)
-  const int col = lane % 16, half = lane / 16;
-  float lse_r[8];
-  for (int i = 0; i < 8; ++i) lse_r[i] = active ? lse[tl * ch.H + int64_t(g) * kRows + 2 * i + half] : 0.f;
-  FragA qa[kHd / 16];
-  load_queries(ch, tq0, g, tile, qa);
-
-  uint16_t* srow = scores + (tl * ch.G + g) * n1s;
-  const __nv_bfloat16* ck = k1 + int64_t(g) * k1_cap * kHd;
-  for (int kt = 0; kt < kSplit / kKeyTile; ++kt) {
-    const int64_t e0 = e_begin + int64_t(kt) * kKeyTile;
-    if (e0 >= n1c) break;  // CTA-uniform
-    load_keys(tile, ck, e0, n1c);
+  const bf16* ck = k1 + int64_t(g) * k1_cap * kHd;
+  constexpr int n_tiles = kPoolWindows / kKeyTile;
+  load_keys(tiles, ck, w_begin, n1c);
+  mma::cp_async_commit();
+  for (int kt = 0; kt < n_tiles; ++kt) {
+    const int st = kt & 1;
+    mma::cp_async_wait<0>();
     __syncthreads();
-    if (active) {
-      for (int j = 0; j < kKeyTile / 16; ++j) {
-        FragC acc;
-        tile_logits(acc, qa, tile, j);
-        wmma::store_matrix_sync(stage[warp], acc, 16, wmma::mem_row_major);  // stage[r * 16 + c]
-        __syncwarp();
-        float v = 0.f;
-        for (int i = 0; i < 8; ++i) v += exp2f(stage[warp][(2 * i + half) * 16 + col] * ch.sc_log2 - lse_r[i]);
-        __syncwarp();
-        v += __shfl_xor_sync(0xffffffffu, v, 16);  // the other 8 heads
-        const int64_t c = e0 + j * 16 + col;
-        if (half == 0 && c < n1v) srow[c] = __bfloat16_as_ushort(__float2bfloat16_rn(v));
+    if (kt + 1 < n_tiles) load_keys(tiles + (st ^ 1) * kTileElems, ck, w_begin + (kt + 1) * kKeyTile, n1c);
+    mma::cp_async_commit();
+    for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
+      const int local = kt * kKeyTile + 16 * mt;  // window w_begin + local is row gr of the m-tile
+      float acc[2][2][4] = {};
+      if (local < lim[0] || local < lim[1])  // warp-uniform; else every key below is 0
+        tile_logits(acc, qf, tiles + st * kTileElems + 16 * mt * kLd, lane);
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        float sum[2] = {0.f, 0.f};  // windows gr, gr + 8: this lane's 4 heads
+        const bool any = local < lim[i];
+        if (any)
+#pragma unroll
+          for (int h = 0; h < 4; ++h) {
+            const int nt = h >> 1, e = h & 1;
+            sum[0] += mma::exp2_ftz(acc[i][nt][e] * ch.sc_log2 - lse_r[i][h]);
+            sum[1] += mma::exp2_ftz(acc[i][nt][e + 2] * ch.sc_log2 - lse_r[i][h]);
+          }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
+          sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
+          const int w = local + gr + 8 * r;
+          // a window the query does not see scores 0 (the reference's zeroed score array): it never raises a max
+          const uint16_t key = w >= lo && w < lim[i] ? __bfloat16_as_ushort(__float2bfloat16_rn(sum[r])) : uint16_t(0);
+          if (c4 == 0) wsc[(role.q0 + i) * kPoolWindows + local + gr + 8 * r] = key;
+        }
       }
     }
-    __syncthreads();
+  }
+  __syncthreads();
+  // max-pool: block b0 + j takes local windows 4j .. 4j + 4
+  for (int i = threadIdx.x; i < kQT * kPoolBlocks; i += kThreads) {
+    const int qi = i / kPoolBlocks, j = i % kPoolBlocks;
+    const int64_t tl = tq0 + qi, b = b0 + j;
+    if (tl >= ch.nq || (nq_tile <= 2 && qi >= 2)) continue;
+    if (b > (ch.pos0 + ch.t0 + tl) / block) continue;
+    const uint16_t* w = wsc + qi * kPoolWindows + 4 * j;
+    uint16_t key = w[0];
+    for (int x = 1; x < 5; ++x) key = w[x] > key ? w[x] : key;
+    pooled[(tl * ch.G + g) * nbs + b] = key;
   }
 }
 
 // Exclusive prefix sum of v over the CTA (kThreads threads); *total gets the sum. Every thread must call it.
 __device__ int block_exclusive_scan(int v, int* total) {
-  __shared__ int warp_sums[kThreads / 32];
+  __shared__ int warp_sums[kWarps];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int x = v;
   for (int o = 1; o < 32; o <<= 1) {
@@ -267,38 +349,42 @@ __device__ int block_exclusive_scan(int v, int* total) {
   if (lane == 31) warp_sums[warp] = x;
   __syncthreads();
   if (warp == 0) {
-    int w = lane < kThreads / 32 ? warp_sums[lane] : 0;
+    int w = lane < kWarps ? warp_sums[lane] : 0;
     for (int o = 1; o < 32; o <<= 1) {
       const int y = __shfl_up_sync(0xffffffffu, w, o);
       if (lane >= o) w += y;
     }
-    if (lane < kThreads / 32) warp_sums[lane] = w;  // inclusive warp totals
+    if (lane < kWarps) warp_sums[lane] = w;  // inclusive warp totals
   }
   __syncthreads();
   const int before = warp > 0 ? warp_sums[warp - 1] : 0;
-  *total = warp_sums[kThreads / 32 - 1];
+  *total = warp_sums[kWarps - 1];
   __syncthreads();  // warp_sums is reused by the next call
   return before + x - v;
 }
 
+// hist[bin] += 1 for every lane with bin >= 0, one atomic per distinct bin of the warp.
+__device__ inline void hist_add(int* hist, int bin) {
+  const unsigned peers = __match_any_sync(0xffffffffu, bin);
+  const int leader = __ffs(int(peers)) - 1;
+  if (bin >= 0 && (threadIdx.x % 32) == leader) atomicAdd(&hist[bin], __popc(peers));
+}
+
 struct SelectRule {
-  int block, init_blocks, local_blocks, k_sel, kernel, stride;
+  int block, init_blocks, local_blocks, k_sel;
 };
 
-// scores: [nq, G, n1s] bf16 bits; pooled: [nq, G, nbs] scratch; blocks: [T, G, k_sel] (absolute query rows);
-// scores_out: [T, G, n_blocks] or nullptr. Grid (nq, G), kThreads threads.
-__global__ void __launch_bounds__(kThreads) select_kernel(Chunk ch, SelectRule rule, const uint16_t* __restrict__ scores,
-                                                          int64_t n1s, uint16_t* __restrict__ pooled, int64_t nbs,
-                                                          int32_t* __restrict__ blocks, float* __restrict__ scores_out,
-                                                          int64_t n_blocks) {
+// pooled: [nq, G, nbs] keys; blocks: [T, G, k_sel] (absolute query rows); scores_out: [T, G, n_blocks] or nullptr.
+// Grid (nq, G), kThreads threads. all_chosen: the sub-chunk skipped scoring because every causal block is chosen.
+__global__ void __launch_bounds__(kThreads) topk_kernel(Chunk ch, SelectRule rule, const uint16_t* __restrict__ pooled,
+                                                        int64_t nbs, int32_t* __restrict__ blocks,
+                                                        float* __restrict__ scores_out, int64_t n_blocks) {
   __shared__ int hist[256];
   __shared__ int pick[4];
   const int64_t tl = blockIdx.x;
   const int g = blockIdx.y;
   const int64_t t = ch.t0 + tl, p = ch.pos0 + t, qb = p / rule.block, nb = qb + 1;
-  const int64_t n1v = n_windows(p + 1, rule.kernel, rule.stride);
-  const uint16_t* srow = scores + (tl * ch.G + g) * n1s;
-  uint16_t* pk = pooled + (tl * ch.G + g) * nbs;
+  const uint16_t* pk = pooled + (tl * ch.G + g) * nbs;
   int32_t* out = blocks + (t * ch.G + g) * rule.k_sel;
   float* so = scores_out ? scores_out + (t * ch.G + g) * n_blocks : nullptr;
 
@@ -310,31 +396,20 @@ __global__ void __launch_bounds__(kThreads) select_kernel(Chunk ch, SelectRule r
   const int64_t take = std::min<int64_t>(std::max<int64_t>(0, rule.k_sel - n_forced), n_cand);
   const bool all = take == n_cand;  // every causal block is chosen (e.g. qb + 1 <= k_sel)
 
-  // 1. pooled keys of the unforced causal blocks: max over the visible K1 windows overlapping the block (0 if none)
-  if (!all || so) {
-    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x) {
-      uint16_t key = 0;
-      const bool f = forced(b);
-      if (!f) {
-        const int64_t c_lo = std::max<int64_t>(0, floor_div(rule.block * b - rule.kernel, rule.stride) + 1);
-        const int64_t c_hi = std::min<int64_t>(n1v - 1, (rule.block * b + rule.block - 1) / rule.stride);
-        for (int64_t c = c_lo; c <= c_hi; ++c) key = srow[c] > key ? srow[c] : key;
-      }
-      pk[b] = key;
-      if (so) so[b] = f ? INFINITY : __uint_as_float(uint32_t(key) << 16);
-    }
-    if (so)
-      for (int64_t b = nb + threadIdx.x; b < n_blocks; b += blockDim.x) so[b] = -INFINITY;
+  if (so) {
+    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x) so[b] = forced(b) ? INFINITY : __uint_as_float(uint32_t(pk[b]) << 16);
+    for (int64_t b = nb + threadIdx.x; b < n_blocks; b += blockDim.x) so[b] = -INFINITY;
   }
-  __syncthreads();
 
-  // 2. the take-th largest candidate key (thr) and how many candidates equal to it are taken (n_eq)
+  // the take-th largest candidate key (thr) and how many candidates equal to it are taken (n_eq)
   int thr = 0x10000, n_eq = 0;  // take == 0: no candidate passes
   if (!all && take > 0) {
     for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
     __syncthreads();
-    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x)
-      if (!forced(b)) atomicAdd(&hist[pk[b] >> 8], 1);
+    for (int64_t base = 0; base < nb; base += blockDim.x) {
+      const int64_t b = base + threadIdx.x;
+      hist_add(hist, b < nb && !forced(b) ? int(pk[b] >> 8) : -1);
+    }
     __syncthreads();
     if (threadIdx.x == 0) {
       int64_t above = 0;
@@ -351,8 +426,10 @@ __global__ void __launch_bounds__(kThreads) select_kernel(Chunk ch, SelectRule r
     const int hi = pick[0], need = pick[1];
     for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
     __syncthreads();
-    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x)
-      if (!forced(b) && (pk[b] >> 8) == hi) atomicAdd(&hist[pk[b] & 255], 1);
+    for (int64_t base = 0; base < nb; base += blockDim.x) {
+      const int64_t b = base + threadIdx.x;
+      hist_add(hist, b < nb && !forced(b) && (pk[b] >> 8) == hi ? int(pk[b] & 255) : -1);
+    }
     __syncthreads();
     if (threadIdx.x == 0) {
       int above = 0;
@@ -370,7 +447,7 @@ __global__ void __launch_bounds__(kThreads) select_kernel(Chunk ch, SelectRule r
     n_eq = pick[3];
   }
 
-  // 3. emit ascending: forced, keys above thr, and the first n_eq keys equal to thr (lower block index wins)
+  // emit ascending: forced, keys above thr, and the first n_eq keys equal to thr (lower block index wins)
   int64_t n_out = 0, eq_seen = 0;  // CTA-uniform
   for (int64_t base = 0; base < nb && n_out < rule.k_sel; base += blockDim.x) {
     const int64_t b = base + threadIdx.x;
@@ -390,17 +467,16 @@ __global__ void __launch_bounds__(kThreads) select_kernel(Chunk ch, SelectRule r
 
 // The workspace carve-up is model/runner_plan.hpp's, which the runner's memory plan uses too.
 using Layout = SelectLayout;
-Layout layout(int64_t rows, int64_t n1, int64_t n2, int64_t nb, int H, int G) { return select_layout(rows, n1, n2, nb, H, G); }
-size_t per_query_bytes(int64_t n1, int64_t n2, int64_t nb, int H, int G) {
-  return select_per_query_bytes(n1, n2, nb, H, G);
-}
+Layout layout(int64_t rows, int64_t n2, int64_t nb, int H, int G) { return select_layout(rows, n2, nb, H, G); }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-void validate(const SelectArgs& a, const std::string& op, int64_t n1, int64_t n2, int64_t nb) {
+template <class Op>
+void validate(const SelectArgs& a, const Op& op, int64_t n1, int64_t n2, int64_t nb) {
   ARG_CHECK(a.hd == kHd && a.G > 0 && a.H == kRows * a.G, op, "the kernels are built for hd = 128 and H = 16 G");
-  ARG_CHECK(a.kernel > 0 && a.stride > 0 && a.block > 0 && a.k_sel > 0, op,
-            "kernel, stride, block and k_sel must be positive");
+  ARG_CHECK(a.kernel == 32 && a.stride == 16 && a.block == 64, op,
+            "the kernels are built for the released rules: K1 kernel 32, stride 16, blocks of 64");
+  ARG_CHECK(a.k_sel > 0, op, "k_sel must be positive");
   ARG_CHECK(a.init_blocks >= 0 && a.local_blocks >= 0, op, "init_blocks and local_blocks must be >= 0");
   ARG_CHECK(a.tau > 0.f, op, "tau must be positive");
   ARG_CHECK(a.k1_cap >= n1 && a.k2_cap >= n2, op,
@@ -411,7 +487,7 @@ void validate(const SelectArgs& a, const std::string& op, int64_t n1, int64_t n2
             "q, k1, k2 and the workspace must be 16-byte aligned");
   ARG_CHECK(a.ldq % 8 == 0 && a.ldq >= int64_t(a.H) * kHd, op, "ldq must be a multiple of 8 and >= H * hd");
   ARG_CHECK(!a.scores || a.n_blocks >= nb, op, "n_blocks is below the causal blocks of the last query");
-  ARG_CHECK(a.G <= 65535 && (n1 + kSplit - 1) / kSplit <= 65535, op, "grid too large (G, or K1 splits)");
+  ARG_CHECK(a.G <= 65535 && (nb + kPoolBlocks - 1) / kPoolBlocks <= 65535, op, "grid too large (G, or block splits)");
 }
 
 }  // namespace
@@ -425,10 +501,12 @@ size_t select_blocks_workspace(int64_t T_max, int64_t len_max, int H, int G, int
 }
 
 void select_blocks(const SelectArgs& a, Stream s) {
-  const std::string op = op_desc(
+  const auto op = [&] {
+    return op_desc(
       "select_blocks", {{"T", a.T}, {"pos0", a.pos0}, {"H", a.H}, {"G", a.G}, {"hd", a.hd}, {"kernel", a.kernel},
                         {"stride", a.stride}, {"block", a.block}, {"k_sel", a.k_sel}, {"k1_cap", a.k1_cap},
                         {"k2_cap", a.k2_cap}, {"n_blocks", a.n_blocks}, {"workspace_bytes", int64_t(a.workspace_bytes)}});
+  };
   ARG_CHECK(a.T >= 0 && a.pos0 >= 0, op, "T and pos0 must be >= 0");
   if (a.T == 0) return;
   const int kernel2 = 4 * a.kernel, stride2 = 4 * a.stride;
@@ -436,45 +514,53 @@ void select_blocks(const SelectArgs& a, Stream s) {
   const int64_t n1 = n_windows(len, a.kernel, a.stride), n2 = n_windows(len, kernel2, stride2);
   const int64_t nb = (len - 1) / a.block + 1;  // causal blocks of the last query
   validate(a, op, n1, n2, nb);
+  static bool attrs = false;  // raise the dynamic shared-memory limits once per process
+  if (!attrs) {
+    CUDA_CHECK(cudaFuncSetAttribute(lse_partial_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTileSmem)), op);
+    CUDA_CHECK(cudaFuncSetAttribute(score_pool_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPoolSmem)), op);
+    attrs = true;
+  }
 
-  // as many queries per sub-chunk as the workspace holds: layout(r) needs at least r * pq bytes and at most
-  // 4 x 255 more, so start at the upper bound and step down
-  const size_t pq = per_query_bytes(n1, n2, nb, a.H, a.G);
+  // as many queries per sub-chunk as the workspace holds
+  const size_t pq = select_per_query_bytes(n2, nb, a.H, a.G);
   int64_t rows = std::min<int64_t>({int64_t(a.workspace_bytes / pq), a.T, int64_t(0x7fffffff)});
-  while (rows > 0 && layout(rows, n1, n2, nb, a.H, a.G).total > a.workspace_bytes) --rows;
+  while (rows > 0 && layout(rows, n2, nb, a.H, a.G).total > a.workspace_bytes) --rows;
   ARG_CHECK(rows >= 1, op, "the workspace holds not even one query: size it with select_blocks_workspace");
-  const Layout L = layout(rows, n1, n2, nb, a.H, a.G);
+  const Layout L = layout(rows, n2, nb, a.H, a.G);
   auto* base = static_cast<unsigned char*>(a.workspace);
   auto* part = reinterpret_cast<float2*>(base + L.part);
   auto* lse = reinterpret_cast<float*>(base + L.lse);
-  auto* scores = reinterpret_cast<uint16_t*>(base + L.scores);
   auto* pooled = reinterpret_cast<uint16_t*>(base + L.pooled);
-  const auto* k1 = reinterpret_cast<const __nv_bfloat16*>(a.k1);
-  const auto* k2 = reinterpret_cast<const __nv_bfloat16*>(a.k2);
-  const SelectRule rule{a.block, a.init_blocks, a.local_blocks, a.k_sel, a.kernel, a.stride};
+  const auto* k1 = reinterpret_cast<const bf16*>(a.k1);
+  const auto* k2 = reinterpret_cast<const bf16*>(a.k2);
+  const SelectRule rule{a.block, a.init_blocks, a.local_blocks, a.k_sel};
 
   for (int64_t t0 = 0; t0 < a.T; t0 += rows) {
     const int64_t nq = std::min<int64_t>(rows, a.T - t0), last = a.pos0 + t0 + nq;  // last = keys the chunk sees
-    const Chunk ch{reinterpret_cast<const __nv_bfloat16*>(a.q), a.ldq, a.pos0, t0, nq, a.G, a.H,
-                   a.tau * kLog2e};
+    const Chunk ch{reinterpret_cast<const bf16*>(a.q), a.ldq, a.pos0, t0, nq, a.G, a.H, a.tau * kLog2e};
     const int64_t n1c = n_windows(last, a.kernel, a.stride), n2c = n_windows(last, kernel2, stride2);
+    const int64_t nbc = (last - 1) / a.block + 1;
     const unsigned qtiles = unsigned((nq + kQT - 1) / kQT);
-    const std::string at = op + " at queries from " + std::to_string(t0) + ", " + std::to_string(nq) + " of them";
-    if (n2c > 0) {
-      const dim3 grid(qtiles, unsigned((n2c + kSplit - 1) / kSplit), unsigned(a.G));
-      lse_partial_kernel<<<grid, kThreads, 0, s>>>(ch, k2, a.k2_cap, n2c, kernel2, stride2, L.nsplit, part);
-      CHECK_LAUNCH(at + ": lse_partial");
+    auto at = [&](const char* k) {
+      return op() + " at queries from " + std::to_string(t0) + ", " + std::to_string(nq) + " of them: " + k;
+    };
+    // scores matter only where some query chooses among its blocks (or the scores are asked for)
+    if (nbc > a.k_sel || a.scores) {
+      if (n2c > 0) {
+        const dim3 grid(qtiles, unsigned((n2c + kSplit - 1) / kSplit), unsigned(a.G));
+        lse_partial_kernel<<<grid, kThreads, kTileSmem, s>>>(ch, k2, a.k2_cap, n2c, kernel2, stride2, L.nsplit, part);
+        CHECK_LAUNCH([&] { return at("lse_partial"); });
+      }
+      lse_combine_kernel<<<unsigned((nq * a.H + 255) / 256), 256, 0, s>>>(ch, kernel2, stride2, L.nsplit, part, lse);
+      CHECK_LAUNCH([&] { return at("lse_combine"); });
+      const dim3 grid(qtiles, unsigned((nbc + kPoolBlocks - 1) / kPoolBlocks), unsigned(a.G));
+      score_pool_kernel<<<grid, kThreads, kPoolSmem, s>>>(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, lse,
+                                                          pooled, L.nbs);
+      CHECK_LAUNCH([&] { return at("score_pool"); });
     }
-    lse_combine_kernel<<<unsigned((nq * a.H + 255) / 256), 256, 0, s>>>(ch, kernel2, stride2, L.nsplit, part, lse);
-    CHECK_LAUNCH(at + ": lse_combine");
-    if (n1c > 0) {
-      const dim3 grid(qtiles, unsigned((n1c + kSplit - 1) / kSplit), unsigned(a.G));
-      score_kernel<<<grid, kThreads, 0, s>>>(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, lse, scores, L.n1s);
-      CHECK_LAUNCH(at + ": score");
-    }
-    select_kernel<<<dim3(unsigned(nq), unsigned(a.G)), kThreads, 0, s>>>(ch, rule, scores, L.n1s, pooled, L.nbs,
-                                                                         a.blocks, a.scores, a.n_blocks);
-    CHECK_LAUNCH(at + ": select");
+    topk_kernel<<<dim3(unsigned(nq), unsigned(a.G)), kThreads, 0, s>>>(ch, rule, pooled, L.nbs, a.blocks, a.scores,
+                                                                       a.n_blocks);
+    CHECK_LAUNCH([&] { return at("topk"); });
   }
 }
 

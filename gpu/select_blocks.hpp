@@ -1,4 +1,4 @@
-// select_blocks on the GPU: InfLLM-v2 stage-1 block scores, max-pool, forced blocks and top-k (sala-spec §4.3-4.4),
+// select_blocks on the GPU: InfLLM-v2 stage-1 block scores, max-pool, forced blocks and top-k (docs/spec.md §4.3-4.4),
 // the same function as reference/select_blocks.cpp:
 //   LSE2_h(p) = log sum_{e : 64e+127 <= p} exp(tau q_h . K2_e)          (fp32)
 //   s_g(p, c) = sum_{h in g} exp(tau q_h . K1_c - LSE2_h(p)), c : 16c+31 <= p, rounded to bf16

@@ -1,7 +1,8 @@
 // sparse_attn on the GPU: each query attends, with an fp32 online softmax, to the keys j <= p of its selected
-// 64-token blocks (sala-spec §4.5); bf16 in, bf16 out. dense_attn is the same kernel with every causal block.
+// 64-token blocks (docs/spec.md §4.5); bf16 in, bf16 out. dense_attn is the same kernels with every causal block.
 #pragma once
 #include "gpu/common.hpp"
+#include "model/runner_plan.hpp"
 
 namespace salasim::gpu {
 
@@ -15,11 +16,20 @@ struct AttnArgs {
   int H = 32, G = 2, hd = 128;
   float tau = 0;
   int block = 64;
-  const int32_t* blocks = nullptr;  // [T, G, k_sel], ascending, -1 = unused; nullptr = every block <= qb (dense)
-  int k_sel = 96;
+  const int32_t* blocks = nullptr;  // [T, G, k_sel] ascending, -1 = unused; nullptr = every block <= qb (dense).
+                                    // A block listed twice counts once (the selection is a set, as in the
+                                    // reference); ids outside [0, p/64] are ignored.
+  int k_sel = 96;                   // <= 128
   bf16_t* out = nullptr;  // [T, H*hd], row stride ldo
   int64_t ldo = 0;
+  // Calls of T <= kAttnSplitMaxT queries (decode) split each query's blocks over many CTAs and combine the
+  // partial softmaxes (flash-decoding); they need sparse_attn_workspace_bytes(T, G, k_sel, kv_len) bytes here.
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
 };
+
+// Workspace of a call of T queries against kv_len cached keys (0 when T > kAttnSplitMaxT).
+size_t sparse_attn_workspace_bytes(int64_t T, int G, int k_sel, int64_t kv_len);
 
 void sparse_attn(const AttnArgs& a, Stream s);
 // Causal GQA attention over every cached key j <= p (below dense_len): sparse_attn with blocks = nullptr.

@@ -1,10 +1,14 @@
-// config.json parsing and checks (sala-spec.md §1), and the quantities derived from it.
+// config.json parsing and checks (docs/spec.md §1), and the quantities derived from it.
 #include "model/config.hpp"
 
 #include <cmath>
 
+#include "model/checked.hpp"
 #include "model/error.hpp"
+#include "model/inventory.hpp"
 #include "model/json_field.hpp"
+#include "model/limits.hpp"
+#include "model/memory.hpp"
 
 namespace salasim {
 
@@ -49,22 +53,36 @@ void require(bool ok, const JsonDoc& d, const char* key, const std::string& expe
   if (!ok) d.bad(key, expected);
 }
 
-int positive(const JsonDoc& d, const char* key) { return int(d.integer(key, 1)); }
+// An integer field in [lo, hi] (model/limits.hpp), checked in 64 bits before it is narrowed to int.
+int ranged(const JsonDoc& d, const char* key, int64_t lo, int64_t hi) { return int(d.integer(key, lo, hi)); }
 
 SparseConfig parse_sparse(const JsonDoc& s) {
   SparseConfig c;
-  c.kernel_size = positive(s, "kernel_size");
-  c.kernel_stride = positive(s, "kernel_stride");
-  c.init_blocks = int(s.integer("init_blocks", 0));
-  c.block_size = positive(s, "block_size");
-  c.window_size = int(s.integer("window_size", 0));
-  c.topk = positive(s, "topk");
+  c.kernel_size = ranged(s, "kernel_size", 1, kMaxBlock);
+  c.kernel_stride = ranged(s, "kernel_stride", 1, kMaxBlock);
+  c.init_blocks = ranged(s, "init_blocks", 0, kMaxPositions);
+  c.block_size = ranged(s, "block_size", 1, kMaxBlock);
+  c.window_size = ranged(s, "window_size", 0, kMaxPositions);
+  c.topk = ranged(s, "topk", 1, kMaxPositions);
   c.use_nope = s.has("use_nope") ? s.boolean("use_nope") : false;
-  c.dense_len = positive(s, "dense_len");
+  c.dense_len = ranged(s, "dense_len", 1, kExtrapolationFactor * kMaxPositions);
   require(c.kernel_size % c.kernel_stride == 0, s, "kernel_size", "a multiple of kernel_stride");
   require(c.block_size % c.kernel_stride == 0, s, "block_size", "a multiple of kernel_stride");
   require(c.window_size % c.block_size == 0, s, "window_size", "a multiple of block_size");
   return c;
+}
+
+// The ranges above keep every derived size in 64 bits; this recomputes the ones that grow by products (each tensor,
+// the parameter total and its float64 bytes, the per-token cache and the GLA state) with overflow checks, so a
+// config that loads can be counted, planned and modelled without wrapping.
+void check_sizes(const ModelConfig& c) {
+  int64_t total = 0;
+  for (const TensorSpec& t : tensor_inventory(c))
+    total = checked_add(total, checked_numel(t.shape, c.source + ": tensor " + t.name), c.source + ": parameter count");
+  checked_mul(total, 8, c.source + ": float64 bytes of the parameters");
+  kv_bytes_per_token(c);
+  compressed_key_entry_bytes(c);
+  gla_state_bytes(c);
 }
 
 }  // namespace
@@ -81,25 +99,26 @@ static ModelConfig config_from_json(const json& j, const std::string& source) {
   }
   if (d.has("architectures")) c.architectures = d.strings("architectures");
 
-  c.hidden_size = positive(d, "hidden_size");
-  c.num_hidden_layers = positive(d, "num_hidden_layers");
-  c.num_attention_heads = positive(d, "num_attention_heads");
-  c.num_key_value_heads = positive(d, "num_key_value_heads");
-  c.head_dim = positive(d, "head_dim");
-  c.lightning_nh = positive(d, "lightning_nh");
-  c.lightning_nkv = positive(d, "lightning_nkv");
-  c.lightning_head_dim = positive(d, "lightning_head_dim");
-  c.intermediate_size = positive(d, "intermediate_size");
-  c.vocab_size = positive(d, "vocab_size");
+  c.hidden_size = ranged(d, "hidden_size", 1, kMaxWidth);
+  c.num_hidden_layers = ranged(d, "num_hidden_layers", 1, kMaxLayers);
+  c.num_attention_heads = ranged(d, "num_attention_heads", 1, kMaxHeads);
+  c.num_key_value_heads = ranged(d, "num_key_value_heads", 1, kMaxHeads);
+  c.head_dim = ranged(d, "head_dim", 1, kMaxHeadDim);
+  c.lightning_nh = ranged(d, "lightning_nh", 1, kMaxHeads);
+  c.lightning_nkv = ranged(d, "lightning_nkv", 1, kMaxHeads);
+  c.lightning_head_dim = ranged(d, "lightning_head_dim", 1, kMaxHeadDim);
+  c.intermediate_size = ranged(d, "intermediate_size", 1, kMaxWidth);
+  c.vocab_size = ranged(d, "vocab_size", 1, kMaxVocab);
   c.rms_norm_eps = d.number("rms_norm_eps");
   require(c.rms_norm_eps > 0, d, "rms_norm_eps", "a positive number");
   c.rope_theta = d.number("rope_theta");
   require(c.rope_theta > 1, d, "rope_theta", "a number > 1");
-  c.max_position_embeddings = d.integer("max_position_embeddings", 1);
+  c.max_position_embeddings = d.integer("max_position_embeddings", 1, kMaxPositions);
   c.scale_emb = d.number("scale_emb");
-  c.dim_model_base = positive(d, "dim_model_base");
+  require(c.scale_emb >= 1e-6 && c.scale_emb <= 1e6, d, "scale_emb", "a number in [1e-6, 1e6] (the embedding multiplier)");
+  c.dim_model_base = ranged(d, "dim_model_base", 1, kMaxWidth);
   c.scale_depth = d.number("scale_depth");
-  c.mup_denominator = d.has("mup_denominator") ? int(d.integer("mup_denominator")) : 0;
+  c.mup_denominator = d.has("mup_denominator") ? ranged(d, "mup_denominator", 1, INT32_MAX) : 0;
   c.tie_word_embeddings = d.boolean("tie_word_embeddings");
   c.attention_bias = d.boolean("attention_bias");
   c.attn_use_rope = d.boolean("attn_use_rope");
@@ -137,14 +156,19 @@ static ModelConfig config_from_json(const json& j, const std::string& source) {
   if (d.has("dtype")) c.dtype = d.string("dtype");
   else if (d.has("torch_dtype")) c.dtype = d.string("torch_dtype");
   if (d.has("transformers_version")) c.transformers_version = d.string("transformers_version");
-  if (d.has("bos_token_id")) c.bos_token_id = int(d.integer("bos_token_id", 0));
+  const std::string token_ids = fmt::format("token ids in [0, vocab_size = {})", c.vocab_size);
+  if (d.has("bos_token_id")) c.bos_token_id = ranged(d, "bos_token_id", 0, c.vocab_size - 1);
   if (d.has("eos_token_id"))
-    for (int64_t e : d.integers("eos_token_id")) c.eos_token_ids.push_back(int(e));
-  if (d.has("pad_token_id")) c.pad_token_id = int(d.integer("pad_token_id", 0));
-  if (d.has("pretraining_tp")) c.pretraining_tp = int(d.integer("pretraining_tp", 1));
+    for (int64_t e : d.integers("eos_token_id")) {
+      if (e < 0 || e >= c.vocab_size) d.bad("eos_token_id", token_ids);
+      c.eos_token_ids.push_back(int(e));
+    }
+  if (d.has("pad_token_id")) c.pad_token_id = ranged(d, "pad_token_id", 0, c.vocab_size - 1);
+  if (d.has("pretraining_tp")) c.pretraining_tp = ranged(d, "pretraining_tp", 1, kMaxHeads);
   if (d.has("initializer_range")) c.initializer_range = d.number("initializer_range");
   if (d.has("attention_dropout")) c.attention_dropout = d.number("attention_dropout");
   if (d.has("use_cache")) c.use_cache = d.boolean("use_cache");
+  check_sizes(c);
   return c;
 }
 

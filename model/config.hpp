@@ -11,7 +11,7 @@ enum class Mixer { Sparse, Lightning };  // "minicpm4" (InfLLM-v2) and "lightnin
 
 const char* mixer_name(Mixer m);  // "sparse" / "lightning": the tap-path spelling
 
-// sparse_config of config.json (sala-spec.md §1.1, §4).
+// sparse_config of config.json (docs/spec.md §1.1, §4).
 struct SparseConfig {
   int kernel_size = 0;    // K1 window (32); K2 uses 4x this (128)
   int kernel_stride = 0;  // K1 stride (16); K2 uses 4x this (64)
@@ -48,7 +48,7 @@ struct ModelConfig {
   double scale_emb = 0;
   int dim_model_base = 0;
   double scale_depth = 0;
-  int mup_denominator = 0;  // not used by the forward pass (sala-spec §1.1)
+  int mup_denominator = 0;  // not used by the forward pass (docs/spec.md §1.1)
   bool tie_word_embeddings = false;
   bool attention_bias = false;
   bool attn_use_rope = false;
@@ -85,7 +85,7 @@ struct ModelConfig {
   int kv_dim() const { return num_key_value_heads * head_dim; }
   int lightning_dim() const { return lightning_nh * lightning_head_dim; }
   int group_size() const { return num_attention_heads / num_key_value_heads; }
-  // Lightning decay per head, natural log per token (gamma_h < 0), sala-spec §3 step 5.
+  // Lightning decay per head, natural log per token (gamma_h < 0), docs/spec.md §3 step 5.
   std::vector<double> lightning_decay() const;
 };
 

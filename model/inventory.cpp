@@ -5,6 +5,7 @@
 #include <map>
 
 #include "model/error.hpp"
+#include "model/shape.hpp"
 
 namespace salasim {
 
@@ -21,17 +22,9 @@ const char* component_name(Component c) {
   return "?";
 }
 
-int64_t TensorSpec::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t TensorSpec::numel() const { return shape_numel(shape); }
 
-int64_t TensorSpec::cols() const {
-  int64_t n = 1;
-  for (size_t i = 1; i < shape.size(); ++i) n *= shape[i];
-  return n;
-}
+int64_t TensorSpec::cols() const { return shape_numel(shape, 1); }
 
 std::string layer_prefix(int layer) { return fmt::format("model.layers.{}.", layer); }
 std::string tensor_name_embed() { return "model.embed_tokens.weight"; }
@@ -109,7 +102,7 @@ ParamCount count_params(const ModelConfig& c, const std::vector<TensorSpec>& inv
   auto row = [&](Component comp, std::string label, int64_t count) {
     if (count == 0) return;
     int64_t s = sum[int(comp)];
-    if (s % count != 0) fail("internal: component {} does not split evenly over {} instances", component_name(comp), count);
+    if (s % count != 0) internal_fail("component {} does not split evenly over {} instances", component_name(comp), count);
     pc.rows.push_back(ComponentRow{comp, std::move(label), s / count, count});
   };
   row(Component::Embed, fmt::format("embed_tokens [{}x{}]", V, D), 1);
@@ -121,7 +114,7 @@ ParamCount count_params(const ModelConfig& c, const std::vector<TensorSpec>& inv
   row(Component::SparseMixer, "sparse mixer: q, k, v, o, o_gate", pc.n_sparse);
   for (auto& [layer, n] : per_layer) {
     int64_t& slot = c.layers[layer] == Mixer::Lightning ? pc.lightning_layer : pc.sparse_layer;
-    if (slot != 0 && slot != n) fail("internal: layers of one type differ in size ({} vs {})", slot, n);
+    if (slot != 0 && slot != n) internal_fail("layers of one type differ in size ({} vs {})", slot, n);
     slot = n;
   }
   return pc;

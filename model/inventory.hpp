@@ -1,4 +1,4 @@
-// The tensor inventory derived from a config (sala-spec.md §12) and the parameter count (§6).
+// The tensor inventory derived from a config (docs/spec.md §12) and the parameter count (§6).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace salasim {
 
-// Rows of the parameter table, in sala-spec §6 order.
+// Rows of the parameter table, in docs/spec.md §6 order.
 enum class Component { Embed, LmHead, FinalNorm, Mlp, LayerNorms, LightningMixer, SparseMixer };
 constexpr int kComponents = 7;
 const char* component_name(Component c);

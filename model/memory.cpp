@@ -1,7 +1,9 @@
-// Memory facts of a config: weights (bf16, GPTQ W4A16), KV cache, compressed keys, GLA state (sala-spec §7).
+// Memory facts of a config: weights (bf16, GPTQ W4A16), KV cache, compressed keys, GLA state (docs/spec.md §7).
 #include "model/memory.hpp"
 
+#include "model/checked.hpp"
 #include "model/error.hpp"
+#include "model/windows.hpp"
 
 namespace salasim {
 
@@ -40,24 +42,24 @@ int64_t weight_bytes_w4a16(const std::vector<TensorSpec>& inv, int group) {
 int64_t weight_bytes_w4a16(const ModelConfig& c, int group) { return weight_bytes_w4a16(tensor_inventory(c), group); }
 
 int64_t kv_bytes_per_token(const ModelConfig& c) {
-  return int64_t(c.n_layers(Mixer::Sparse)) * 2 * c.num_key_value_heads * c.head_dim * 2;
+  const std::string what = c.source + ": KV cache bytes per token";
+  return checked_mul(checked_mul(int64_t(c.n_layers(Mixer::Sparse)) * 4, c.num_key_value_heads, what), c.head_dim, what);
 }
 
-int64_t kv_cache_bytes(const ModelConfig& c, int64_t tokens) { return kv_bytes_per_token(c) * tokens; }
-
-static int64_t pooled_entries(int64_t tokens, int64_t kernel, int64_t stride) {
-  return tokens < kernel ? 0 : (tokens - kernel) / stride + 1;
+int64_t kv_cache_bytes(const ModelConfig& c, int64_t tokens) {
+  return checked_mul(kv_bytes_per_token(c), tokens, fmt::format("{}: KV cache bytes of {} tokens", c.source, tokens));
 }
 
 int64_t k1_entries(const ModelConfig& c, int64_t tokens) {
-  return pooled_entries(tokens, c.sparse.kernel_size, c.sparse.kernel_stride);
+  return n_windows(tokens, c.sparse.kernel_size, c.sparse.kernel_stride);
 }
 int64_t k2_entries(const ModelConfig& c, int64_t tokens) {
-  return pooled_entries(tokens, c.sparse.k2_kernel(), c.sparse.k2_stride());
+  return n_windows(tokens, c.sparse.k2_kernel(), c.sparse.k2_stride());
 }
 
 int64_t compressed_key_entry_bytes(const ModelConfig& c) {
-  return int64_t(c.n_layers(Mixer::Sparse)) * c.num_key_value_heads * c.head_dim * 2;
+  const std::string what = c.source + ": compressed-key bytes per entry";
+  return checked_mul(checked_mul(int64_t(c.n_layers(Mixer::Sparse)) * 2, c.num_key_value_heads, what), c.head_dim, what);
 }
 
 double k1_bytes_per_token(const ModelConfig& c) {
@@ -66,12 +68,14 @@ double k1_bytes_per_token(const ModelConfig& c) {
 double k2_bytes_per_token(const ModelConfig& c) { return double(compressed_key_entry_bytes(c)) / c.sparse.k2_stride(); }
 
 int64_t compressed_key_bytes(const ModelConfig& c, int64_t tokens) {
-  return (k1_entries(c, tokens) + k2_entries(c, tokens)) * compressed_key_entry_bytes(c);
+  return checked_mul(k1_entries(c, tokens) + k2_entries(c, tokens), compressed_key_entry_bytes(c),
+                     fmt::format("{}: compressed-key bytes of {} tokens", c.source, tokens));
 }
 
 int64_t gla_state_bytes(const ModelConfig& c) {
   const int64_t d = c.lightning_head_dim;
-  return int64_t(c.n_layers(Mixer::Lightning)) * c.lightning_nh * d * d * 4;
+  const std::string what = c.source + ": GLA state bytes";
+  return checked_mul(checked_mul(int64_t(c.n_layers(Mixer::Lightning)) * 4, c.lightning_nh, what), d * d, what);
 }
 
 }  // namespace salasim

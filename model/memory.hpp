@@ -1,4 +1,4 @@
-// Memory facts that follow from a config alone (sala-spec §7): weight bytes (bf16 and GPTQ W4A16), the sparse
+// Memory facts that follow from a config alone (docs/spec.md §7): weight bytes (bf16 and GPTQ W4A16), the sparse
 // layers' KV cache, the compressed keys K1/K2 and the Lightning (GLA) state. The GPU memory planner and the
 // analytic report (reports/) both use exactly these functions, so the two can never disagree on them.
 #pragma once
@@ -28,7 +28,7 @@ int64_t kv_bytes_per_token(const ModelConfig& c);
 int64_t kv_cache_bytes(const ModelConfig& c, int64_t tokens);
 
 // Compressed keys (bf16, K only, per sparse layer and kv head): K1 pools kernel_size keys with stride
-// kernel_stride, K2 pools 4x both (sala-spec §4.2). Entries exist once their window is complete.
+// kernel_stride, K2 pools 4x both (docs/spec.md §4.2). Entries exist once their window is complete.
 int64_t k1_entries(const ModelConfig& c, int64_t tokens);  // n1(L) = floor((L-32)/16)+1 for L >= 32
 int64_t k2_entries(const ModelConfig& c, int64_t tokens);  // n2(L) = floor((L-128)/64)+1 for L >= 128
 int64_t compressed_key_entry_bytes(const ModelConfig& c);   // one entry over all sparse layers and kv heads

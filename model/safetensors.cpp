@@ -13,28 +13,25 @@
 #include <fstream>
 
 #include "model/bf16.hpp"
+#include "model/checked.hpp"
 #include "model/error.hpp"
 #include "model/json_field.hpp"
+#include "model/shape.hpp"
+#include "model/limits.hpp"
 
 namespace fs = std::filesystem;
 
 namespace salasim {
 
-int64_t StTensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t StTensor::numel() const { return shape_numel(shape); }
 
-int64_t StTensor::row_elems() const {
-  int64_t n = 1;
-  for (size_t i = 1; i < shape.size(); ++i) n *= shape[i];
-  return n;
-}
+int64_t StTensor::row_elems() const { return shape_numel(shape, 1); }
 
 namespace {
 
-constexpr uint64_t kMaxHeader = 100ull << 20;  // the safetensors format's own limit
+// The safetensors format allows 100 MB of header; like every JSON input here it is read only up to kJsonMaxBytes
+// (a real checkpoint's header is ~100 kB).
+constexpr uint64_t kMaxHeader = uint64_t(kJsonMaxBytes);
 
 StTensor parse_entry(const std::string& path, const std::string& name, const json& v, uint64_t data_len,
                      const uint8_t* data) {
@@ -51,10 +48,17 @@ StTensor parse_entry(const std::string& path, const std::string& name, const jso
   auto d = dtype_from_name(dt);
   if (!d) bad(fmt::format("unknown dtype '{}'; expected one of BF16, F16, F32, F64, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2", dt));
   t.dtype = *d;
+  if (v["shape"].size() > 32) bad(fmt::format("field 'shape' has {} dims; expected at most 32", v["shape"].size()));
   for (const json& e : v["shape"]) {
-    if (!e.is_number_integer() || e.get<int64_t>() < 0) bad("field 'shape' must hold non-negative integers");
+    if (!e.is_number_unsigned() || e.get<uint64_t>() > uint64_t(INT64_MAX))
+      bad("field 'shape' must hold non-negative integers");
     t.shape.push_back(e.get<int64_t>());
   }
+  // Element count and bytes in 64 bits, before they are compared with the data section.
+  const int64_t numel = checked_numel(t.shape, fmt::format("{}: tensor '{}': shape {}", path, name, json(t.shape).dump()));
+  const uint64_t want = uint64_t(checked_mul(numel, int64_t(dtype_size(t.dtype)),
+                                             fmt::format("{}: tensor '{}': bytes of shape {} in {}", path, name,
+                                                         json(t.shape).dump(), dt)));
   const json& off = v["data_offsets"];
   if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
     bad("field 'data_offsets' must hold two non-negative integers");
@@ -62,7 +66,6 @@ StTensor parse_entry(const std::string& path, const std::string& name, const jso
   if (b > e) bad(fmt::format("data_offsets [{}, {}] end before they begin", b, e));
   if (e > data_len)
     bad(fmt::format("data_offsets [{}, {}] lie outside the data section of {} bytes (file truncated?)", b, e, data_len));
-  uint64_t want = uint64_t(t.numel()) * uint64_t(dtype_size(t.dtype));
   if (e - b != want)
     bad(fmt::format("data_offsets span {} bytes but shape {} of {} needs {}", e - b, json(t.shape).dump(), dt, want));
   t.data = data + b;
@@ -73,12 +76,16 @@ StTensor parse_entry(const std::string& path, const std::string& name, const jso
 }  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);  // O_NONBLOCK: a FIFO named as a shard must not hang the open
   if (fd < 0) fail("{}: cannot open safetensors file ({})", path, std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     ::close(fd);
     fail("{}: cannot stat file", path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail("{}: not a regular file; expected a .safetensors file", path);
   }
   size_ = uint64_t(st.st_size);
   if (size_ < 8) {
@@ -116,6 +123,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     std::vector<const StTensor*> by_offset;
     for (auto& [k, t] : tensors_) by_offset.push_back(&t);
     std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->data < b->data; });
+    // Tensors of 0 bytes occupy nothing (one at offset 0 beside another there is legal): only the others can overlap.
+    std::erase_if(by_offset, [](const StTensor* t) { return t->nbytes == 0; });
     for (size_t i = 1; i < by_offset.size(); ++i) {
       const StTensor* a = by_offset[i - 1];
       const StTensor* b = by_offset[i];
@@ -149,7 +158,8 @@ Checkpoint::Checkpoint(const std::string& path) : path_(path) {
     std::map<std::string, SafetensorsFile*> shards;
     for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it) {
       if (!it.value().is_string()) fail("{}: weight_map entry '{}' must be a file name string", ipath, it.key());
-      std::string shard = it.value().get<std::string>();
+      // A shard is a file of this folder: a name with '/' or '..' would open files anywhere (/etc/passwd).
+      const std::string shard = plain_file_name(it.value().get<std::string>(), ipath, "weight_map." + it.key());
       if (!shards.count(shard)) {
         fs::path sp = p / shard;
         if (!fs::exists(sp)) fail("{}: weight_map names shard '{}' for '{}', but {} does not exist", ipath, shard, it.key(), sp.string());
@@ -251,8 +261,7 @@ void write_safetensors(const std::string& path, const std::vector<StWrite>& tens
   if (!metadata.empty()) h["__metadata__"] = metadata;
   uint64_t off = 0;
   for (const StWrite& t : tensors) {
-    int64_t numel = 1;
-    for (int64_t d : t.shape) numel *= d;
+    const int64_t numel = shape_numel(t.shape);
     if (uint64_t(numel) * dtype_size(t.dtype) != t.bytes.size())
       fail("write_safetensors: tensor '{}' has {} bytes; shape and dtype need {}", t.name, t.bytes.size(),
            numel * dtype_size(t.dtype));

@@ -1,6 +1,6 @@
 // Counter-based synthetic weights, shared by host and device so both produce bit-identical values.
 //
-// Formula (documented in README "Synthetic weights"):
+// Formula (documented in docs/model.md "Synthetic weights"):
 //   tid       = fnv1a64(tensor name)                       (host only; passed to kernels)
 //   key       = mix64(seed ^ mix64(tid))
 //   bits(i)   = mix64(key + (i + 1) * 0x9E3779B97F4A7C15)  (SplitMix64 output at counter i)

@@ -8,8 +8,7 @@
 namespace salasim {
 
 void TapMapSink::append(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  const int64_t n = shape_numel(shape);
   auto it = map->find(name);
   if (it == map->end()) {
     Tap t;
@@ -22,7 +21,7 @@ void TapMapSink::append(const std::string& name, const std::vector<int64_t>& sha
   }
   Tap& t = it->second;
   if (!std::equal(shape.begin() + 1, shape.end(), t.shape.begin() + 1, t.shape.end()))
-    fail("internal: tap '{}' appended with different trailing dims", name);
+    internal_fail("tap '{}' appended with different trailing dims", name);
   t.shape[0] += shape[0];
   t.data.insert(t.data.end(), data, data + n);
 }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "model/shape.hpp"
+
 namespace salasim {
 
 struct Tap {
@@ -22,11 +24,7 @@ struct Tap {
   bool integer = false;
   int64_t order = 0;  // recording order within a run: "first divergence" means the lowest order that fails
 
-  int64_t numel() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
+  int64_t numel() const { return shape_numel(shape); }
 };
 
 using TapMap = std::map<std::string, Tap>;

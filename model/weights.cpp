@@ -7,6 +7,7 @@
 
 #include <fmt/ranges.h>
 
+#include "model/checked.hpp"
 #include "model/error.hpp"
 #include "model/synth.hpp"
 
@@ -73,7 +74,7 @@ CheckpointReport check_checkpoint(const Checkpoint& ck, const std::vector<Tensor
   auto shape_str = [](const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); };
   for (const StTensor* t : ck.tensors()) {
     r.tensors_present++;
-    r.params_present += t->numel();
+    r.params_present = checked_add(r.params_present, t->numel(), ck.path() + ": parameters present");
     auto it = want.find(t->name);
     if (it == want.end()) {
       r.issues.push_back({"extra", t->name, fmt::format("{} {} not in the config's inventory", dtype_name(t->dtype), shape_str(t->shape))});
@@ -98,6 +99,9 @@ namespace salasim {
 void export_checkpoint(const std::string& dir, const ModelConfig& c, const std::vector<TensorSpec>& inv,
                        const WeightSource& w, int n_shards) {
   if (n_shards < 1) fail("export_checkpoint: need at least one shard, got {}", n_shards);
+  if (size_t(n_shards) > inv.size())
+    fail("--shards {}: {} has {} tensors, so at most {} shards (each shard holds at least one tensor)", n_shards,
+         c.source, inv.size(), inv.size());
   std::vector<StWrite> ts;
   std::vector<int> shard_of;
   for (size_t i = 0; i < inv.size(); ++i) {

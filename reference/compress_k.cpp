@@ -1,10 +1,8 @@
-// compress_k: mean-pooled compressed keys (sala-spec §4.2). Window c covers keys [stride*c, stride*c + kernel);
+// compress_k: mean-pooled compressed keys (docs/spec.md §4.2). Window c covers keys [stride*c, stride*c + kernel);
 // it exists once complete. The incremental form appends the windows new keys complete, as HF's FIFO does.
 #include "reference/ops.hpp"
 
 namespace salasim::ref {
-
-int64_t n_windows(int64_t len, int kernel, int stride) { return len < kernel ? 0 : (len - kernel) / stride + 1; }
 
 namespace {
 void fill_windows(Mat& ck, const Mat& k, int64_t from, int64_t to, int kernel, int stride, const Num& num) {

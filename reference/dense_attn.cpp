@@ -1,4 +1,4 @@
-// dense_attn: causal GQA softmax attention over every cached key j <= p (sala-spec §4.1, below dense_len).
+// dense_attn: causal GQA softmax attention over every cached key j <= p (docs/spec.md §4.1, below dense_len).
 // Written independently of sparse_attn (plain two-pass softmax) so the two can check each other.
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// embed: the token embedding times scale_emb (sala-spec §2 step 1).
+// embed: the token embedding times scale_emb (docs/spec.md §2 step 1).
 #include "model/error.hpp"
 #include "reference/ops.hpp"
 

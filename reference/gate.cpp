@@ -1,4 +1,4 @@
-// gate: x * sigmoid(z), the Lightning z gate (after o_norm) and the sparse o_gate (sala-spec §3 step 8, §4 step 3).
+// gate: x * sigmoid(z), the Lightning z gate (after o_norm) and the sparse o_gate (docs/spec.md §3 step 8, §4 step 3).
 #include <cmath>
 
 #include "reference/ops.hpp"

@@ -1,4 +1,4 @@
-// gla: the Lightning recurrence S_t = lambda S_{t-1} + k_t^T v_t, o_t = tau q_t S_t (sala-spec §3 step 6),
+// gla: the Lightning recurrence S_t = lambda S_{t-1} + k_t^T v_t, o_t = tau q_t S_t (docs/spec.md §3 step 6),
 // in three forms that must agree: recurrent (decode), chunked (prefill, §3.1) and closed form (spot checks).
 // The GPU keeps the state in fp32, per step (recurrent) or per chunk boundary (chunked); the peer rounds there.
 #include <cmath>

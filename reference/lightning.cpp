@@ -1,4 +1,4 @@
-// The Lightning mixer (sala-spec §3): q/k/v/z projections, per-head qk RMSNorm, RoPE, GLA, o_norm over all
+// The Lightning mixer (docs/spec.md §3): q/k/v/z projections, per-head qk RMSNorm, RoPE, GLA, o_norm over all
 // heads, sigmoid z gate, o_proj. HF dispatches the recurrent kernel below 64 new tokens, the chunked one above.
 #include "model/taps.hpp"
 #include "reference/model.hpp"

@@ -1,4 +1,4 @@
-// logits: W_lm (h / (hidden / dim_model_base)) after the final norm (sala-spec §2 step 4); bf16 on the GPU.
+// logits: W_lm (h / (hidden / dim_model_base)) after the final norm (docs/spec.md §2 step 4); bf16 on the GPU.
 #include "reference/ops.hpp"
 
 namespace salasim::ref {

@@ -1,4 +1,4 @@
-// mlp: the SwiGLU activation silu(gate) * up (sala-spec §2.1); gate/up/down projections are linear().
+// mlp: the SwiGLU activation silu(gate) * up (docs/spec.md §2.1); gate/up/down projections are linear().
 #include "reference/ops.hpp"
 
 namespace salasim::ref {

@@ -2,7 +2,7 @@
 // one token at a time, with the caches the GPU keeps (GLA state per Lightning layer; KV cache and compressed
 // keys K1/K2 per sparse layer), recording named taps on request.
 //
-// Dense or sparse (sala-spec §4.1, §4.6), per call as in HF: a prefill is sparse for every query iff the prompt's
+// Dense or sparse (docs/spec.md §4.1, §4.6), per call as in HF: a prefill is sparse for every query iff the prompt's
 // TOTAL length >= dense_len, however it is split into pieces (positions are absolute, SGLang-style); a decode step
 // at position p is sparse iff p + 1 >= dense_len. Pieces then give exactly the one-call result.
 #pragma once
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/config.hpp"
+#include "model/generate.hpp"
 #include "reference/ops.hpp"
 #include "reference/recorder.hpp"
 #include "reference/weights.hpp"
@@ -65,6 +66,10 @@ struct RefModel {
   // One generated token at position len. Returns [1, V]. Taps go to phase decode_NNNN.
   Mat decode(int32_t token, TapRecorder* taps = nullptr);
 };
+
+// Greedy generation from a fresh model (model/generate.hpp: the one loop every backend shares). With
+// o.record_selection, each step's selections are the sparse layers' own (select/blocks, select/scores taps).
+Generation generate(RefModel& m, const std::vector<int32_t>& prompt, const GenerateOptions& o);
 
 // The mixers, exposed for layer-level checks. a: [T, D] normed input at positions pos0..; returns [T, D].
 Mat lightning_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, std::vector<Mat>& state,

@@ -1,10 +1,11 @@
-// Every op of MiniCPM-SALA in float64 (sala-spec.md is the math; section numbers below point into it).
+// Every op of MiniCPM-SALA in float64 (docs/spec.md is the math; section numbers below point into it).
 // One file per op (reference/<op>.cpp). Shapes: T rows (tokens), D hidden, H heads, hd head dim,
 // G kv heads (= kv groups), all row-major.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "model/windows.hpp"
 #include "reference/tensor.hpp"
 
 namespace salasim::ref {
@@ -57,7 +58,7 @@ RowVec gla_closed_form(const RowVec& q_t, const Mat& k, const Mat& v, const std:
                        const std::vector<Mat>& S0, int64_t t);
 
 // ---- compress_k.cpp: mean-pooled compressed keys K1 (32/16) and K2 (128/64) (§4.2) ----
-int64_t n_windows(int64_t len, int kernel, int stride);  // floor((len - kernel)/stride) + 1, or 0
+using salasim::n_windows;  // model/windows.hpp: floor((len - kernel)/stride) + 1, or 0
 // k: [len, hd] raw keys of one kv head. Returns [n_windows(len), hd].
 Mat compress_k(const Mat& k, int64_t len, int kernel, int stride, const Num& num);
 // Appends to ck ([n_old, hd]) the windows that keys [0, len) complete: the incremental form.

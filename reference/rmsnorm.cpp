@@ -1,4 +1,4 @@
-// rmsnorm: x / sqrt(mean(x^2) + eps) * w (sala-spec §2.1), over a whole row or per head.
+// rmsnorm: x / sqrt(mean(x^2) + eps) * w (docs/spec.md §2.1), over a whole row or per head.
 // The GPU applies the weight in fp32 and rounds once (SGLang's fused kernel); the peer rounds there too.
 #include <cmath>
 

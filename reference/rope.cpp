@@ -1,4 +1,4 @@
-// rope: rotate-half RoPE over all head dims (sala-spec §2.1). Dim i pairs with dim i + hd/2:
+// rope: rotate-half RoPE over all head dims (docs/spec.md §2.1). Dim i pairs with dim i + hd/2:
 // out_i = x_i cos - x_{i+hd/2} sin, out_{i+hd/2} = x_{i+hd/2} cos + x_i sin, angle = p * inv_freq[i].
 #include <cmath>
 

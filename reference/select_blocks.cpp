@@ -1,4 +1,4 @@
-// select_blocks: InfLLM-v2 block selection (sala-spec §4.3–4.4).
+// select_blocks: InfLLM-v2 block selection (docs/spec.md §4.3–4.4).
 //   s_g(p, c) = sum_{h in g} exp(tau q_h.K1_c - LSE2_h(p)),  LSE2 over the visible K2 windows (the "LSE approximation")
 //   S_g(b)    = max of s over the K1 windows overlapping block b
 //   forced    = block 0 (init_blocks) and the local blocks qb-32 .. qb; future blocks b > qb never compete

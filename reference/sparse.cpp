@@ -1,4 +1,4 @@
-// The sparse (InfLLM-v2) mixer (sala-spec §4): q/k/v projections (NoPE, GQA), KV cache and compressed keys,
+// The sparse (InfLLM-v2) mixer (docs/spec.md §4): q/k/v projections (NoPE, GQA), KV cache and compressed keys,
 // dense attention below dense_len or block selection + sparse attention from it, sigmoid o_gate, o_proj.
 #include <fmt/ranges.h>
 

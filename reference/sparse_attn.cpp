@@ -1,4 +1,4 @@
-// sparse_attn: softmax attention of each query over the keys of its selected blocks, j <= p (sala-spec §4.5).
+// sparse_attn: softmax attention of each query over the keys of its selected blocks, j <= p (docs/spec.md §4.5).
 // Queries of one 64-token query block are processed together: for every key block any of them selected, one
 // GEMM over the queries that selected it, with an online softmax per query row (exact in float64).
 #include <algorithm>

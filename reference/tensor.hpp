@@ -15,7 +15,7 @@ using Vec = Eigen::Matrix<double, Eigen::Dynamic, 1>;
 using RowVec = Eigen::Matrix<double, 1, Eigen::Dynamic>;
 
 // F64: pure float64, the truth. BF16: the peer of the tolerance policy. It runs the same code and rounds to
-// bf16 wherever the GPU path stores a bf16 tensor (sala-spec §5) and to fp32 where the GPU keeps fp32 state.
+// bf16 wherever the GPU path stores a bf16 tensor (docs/spec.md §5) and to fp32 where the GPU keeps fp32 state.
 enum class Precision { F64, BF16 };
 
 struct Num {

@@ -8,7 +8,7 @@ namespace salasim::ref {
 namespace {
 Mat load_mat(const std::vector<TensorSpec>& inv, const WeightSource& w, const std::string& name) {
   const TensorSpec* t = find_tensor(inv, name);
-  if (!t) fail("internal: tensor '{}' not in the inventory", name);
+  if (!t) internal_fail("tensor '{}' not in the inventory", name);
   Mat m(t->rows(), t->cols());
   weight_rows(w, *t, 0, t->rows(), m.data());
   return m;

@@ -4,11 +4,13 @@
 #include <cctype>
 
 #include "model/error.hpp"
+#include "model/limits.hpp"
 
 namespace salasim::reports {
 
 int64_t parse_context(const std::string& entry, const std::string& what) {
-  const std::string expected = "a positive token count such as 4096, 64K (x1024) or 1M (x1048576)";
+  const std::string expected = fmt::format(
+      "a positive token count such as 4096, 64K (x1024) or 1M (x1048576), at most {}M", kMaxContext >> 20);
   std::string s;
   for (char ch : entry)
     if (!std::isspace(static_cast<unsigned char>(ch))) s.push_back(ch);
@@ -26,7 +28,7 @@ int64_t parse_context(const std::string& entry, const std::string& what) {
       fail("{}: '{}' is not a context length; expected {}", what, entry, expected);
     v = v * 10 + (ch - '0');
   }
-  if (v <= 0) fail("{}: '{}' is not a context length; expected {}", what, entry, expected);
+  if (v <= 0 || v > kMaxContext / mult) fail("{}: '{}' is not a context length; expected {}", what, entry, expected);
   return v * mult;
 }
 

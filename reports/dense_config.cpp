@@ -1,8 +1,10 @@
 // Parser and tensor inventory of the dense comparator's config.json (Qwen3 form).
 #include "reports/dense_config.hpp"
 
+#include "model/checked.hpp"
 #include "model/error.hpp"
 #include "model/json_field.hpp"
+#include "model/limits.hpp"
 
 namespace salasim::reports {
 
@@ -15,20 +17,29 @@ static DenseConfig dense_from_json(const json& j, const std::string& source) {
   if (c.model_type != "qwen3" && c.model_type != "qwen2" && c.model_type != "llama")
     d.bad("model_type", "\"qwen3\", \"qwen2\" or \"llama\" (a dense comparator) or \"minicpm_sala\"");
   c.qk_norm = c.model_type == "qwen3";
-  auto positive = [&](const char* key) { return int(d.integer(key, 1)); };
-  c.hidden_size = positive("hidden_size");
-  c.num_hidden_layers = positive("num_hidden_layers");
-  c.num_attention_heads = positive("num_attention_heads");
-  c.num_key_value_heads = positive("num_key_value_heads");
-  c.head_dim = d.has("head_dim") ? positive("head_dim") : c.hidden_size / c.num_attention_heads;
-  c.intermediate_size = positive("intermediate_size");
-  c.vocab_size = positive("vocab_size");
+  // The ranges of model/limits.hpp, checked in 64 bits before narrowing.
+  auto ranged = [&](const char* key, int64_t hi) { return int(d.integer(key, 1, hi)); };
+  c.hidden_size = ranged("hidden_size", kMaxWidth);
+  c.num_hidden_layers = ranged("num_hidden_layers", kMaxLayers);
+  c.num_attention_heads = ranged("num_attention_heads", kMaxHeads);
+  c.num_key_value_heads = ranged("num_key_value_heads", kMaxHeads);
+  c.head_dim = d.has("head_dim") ? ranged("head_dim", kMaxHeadDim) : c.hidden_size / c.num_attention_heads;
+  if (c.head_dim < 1 || c.head_dim > kMaxHeadDim)
+    d.bad("head_dim", fmt::format("an integer in [1, {}] (without it, hidden_size / num_attention_heads = {})",
+                                  kMaxHeadDim, c.head_dim));
+  c.intermediate_size = ranged("intermediate_size", kMaxWidth);
+  c.vocab_size = ranged("vocab_size", kMaxVocab);
   c.tie_word_embeddings = d.boolean("tie_word_embeddings");
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     d.bad("num_key_value_heads", "a divisor of num_attention_heads");
   if (d.has("hidden_act") && d.string("hidden_act") != "silu") d.bad("hidden_act", "\"silu\"");
   if (d.has("use_sliding_window") && d.boolean("use_sliding_window"))
     d.bad("use_sliding_window", "false (the model counts full causal attention in every layer)");
+  // Every tensor and the parameter total in 64 bits (the ranges keep them there; this says so, naming the tensor).
+  int64_t total = 0;
+  for (const TensorSpec& t : dense_inventory(c))
+    total = checked_add(total, checked_numel(t.shape, source + ": tensor " + t.name), source + ": parameter count");
+  checked_mul(total, 8, source + ": float64 bytes of the parameters");
   return c;
 }
 
@@ -68,7 +79,8 @@ std::vector<TensorSpec> dense_inventory(const DenseConfig& c) {
 }
 
 int64_t dense_kv_bytes_per_token(const DenseConfig& c) {
-  return int64_t(c.num_hidden_layers) * 2 * c.num_key_value_heads * c.head_dim * 2;
+  const std::string what = c.source + ": KV cache bytes per token";
+  return checked_mul(checked_mul(int64_t(c.num_hidden_layers) * 4, c.num_key_value_heads, what), c.head_dim, what);
 }
 
 }  // namespace salasim::reports

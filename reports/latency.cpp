@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "model/error.hpp"
+#include "model/limits.hpp"
 
 namespace salasim::reports {
 
@@ -14,6 +15,9 @@ double roofline_seconds(const OpCost& op, const HwProfile& hw) {
 std::vector<OpTotal> prefill_ops(const Model& m, WeightFormat f, const HwProfile& hw, int64_t tokens, int64_t chunk) {
   if (tokens <= 0) fail("prefill of {} tokens: expected at least one token", tokens);
   if (chunk <= 0) fail("--chunk {}: expected a positive chunk size", chunk);
+  if ((tokens - 1) / chunk + 1 > kMaxPrefillCalls)
+    fail("--chunk {}: a prefill of {} tokens would take {} chunks, more than the {} the latency model sums; use a "
+         "larger --chunk", chunk, tokens, (tokens - 1) / chunk + 1, kMaxPrefillCalls);
   std::vector<OpTotal> out;
   for (int64_t s = 0; s < tokens; s += chunk) {
     const int64_t e = std::min(tokens, s + chunk);
@@ -55,6 +59,8 @@ LatencyPrediction predict_latency(const Model& m, WeightFormat f, const HwProfil
     p.prefill_s[i] = p.prefill_floor_s[i] / eff.prefill[i];
     p.ttft_s += p.prefill_s[i];
   }
+  if (decode_tokens < 0 || decode_tokens > kMaxDecodeTokens)
+    fail("--decode-tokens {}: expected a count in [0, {}]", decode_tokens, kMaxDecodeTokens);
   // Decode steps at positions context .. context + decode_tokens - 2.
   double steps_floor = 0;
   for (int64_t i = 0; i + 1 < decode_tokens; ++i) steps_floor += decode_step_floor(m, f, hw, context + i);

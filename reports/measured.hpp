@@ -1,5 +1,6 @@
-// Runs measured by this project on a GPU (reports/measured/<hw>.json, written from `salasim run`): the format,
-// its parser, and nothing else. A missing file or an empty array means "no measured runs yet".
+// Runs measured by this project on a GPU: the record `salasim run --json-out FILE` writes, one file per run, kept as
+// written in reports/measured/<hw>/ (docs/performance.md). The format, its parser, and nothing else. A missing
+// folder or file, or an empty one, means "no measured runs yet".
 #pragma once
 #include <array>
 #include <cstdint>
@@ -11,12 +12,15 @@
 
 namespace salasim::reports {
 
-// One element of the file's top-level array:
+// One run, a JSON object:
 // {"date", "gpu", "command", "config", "context", "decode_tokens", "ttft_s", "decode_ms_per_token",
 //  "peak_vram_bytes", "planner_peak_bytes", "phases": {"gemm_s", "select_s", "sparse_attn_s", "dense_attn_s",
-//  "gla_s", "other_s"}}; "phases" is optional, and so are "weights" ("bf16") and "chunk" (16384).
+//  "gla_s", "other_s"}}; "phases" is optional, and so are "weights" ("bf16"), "chunk" (16384), "driver" and
+// "revision" (what `salasim run` writes since they were added), and "source" (a note on where the record came from).
 struct MeasuredRun {
   std::string date, gpu, command, config;
+  std::string driver, revision, source;  // empty when the record predates them / has none
+  std::string file;                      // the file it was read from
   int64_t context = 0;
   int64_t decode_tokens = 0;
   double ttft_s = 0;
@@ -28,7 +32,9 @@ struct MeasuredRun {
   int64_t chunk = 16384;
 };
 
-std::vector<MeasuredRun> load_measured(const std::string& path);  // [] when the file does not exist
-std::string measured_file(const std::string& hw_name);            // reports/measured/<hw>.json
+// `path`: a folder (every *.json in it, ordered by config and context), or one file holding a run object or an
+// array of them. [] when the path does not exist. A bad record is a salasim::Error naming the file, the run and the field.
+std::vector<MeasuredRun> load_measured(const std::string& path);
+std::string measured_path(const std::string& hw_name);  // reports/measured/<hw> (a folder)
 
 }  // namespace salasim::reports

@@ -53,14 +53,13 @@ std::vector<OpCost> sala_costs(const Model& m, WeightFormat f, int64_t start, in
   const ModelConfig& c = m.sala;
   const SparseConfig& sp = c.sparse;
   const int64_t T = end - start;
-  const double ns = c.n_layers(Mixer::Sparse), nl = c.n_layers(Mixer::Lightning), L = c.num_hidden_layers;
+  const double ns = c.n_layers(Mixer::Sparse), nl = c.n_layers(Mixer::Lightning);
   const int64_t H = c.num_attention_heads, G = c.num_key_value_heads, d = c.head_dim, Q = c.q_dim();
   const int64_t Hl = c.lightning_nh, dl = c.lightning_head_dim, Ld = c.lightning_dim();
-  const double D = c.hidden_size, I = c.intermediate_size, KV = c.kv_dim();
   std::vector<OpCost> ops;
   add_gemms(ops, m, f, T, logits);
 
-  // Sparse layers: the whole call is sparse once the keys reach dense_len (HF's per-call rule, sala-spec §4.1).
+  // Sparse layers: the whole call is sparse once the keys reach dense_len (HF's per-call rule, docs/spec.md §4.1).
   if (end >= sp.dense_len) {
     const double s1 = sum_visible_windows(start, end, sp.kernel_size, sp.kernel_stride);
     const double s2 = sum_visible_windows(start, end, sp.k2_kernel(), sp.k2_stride());
@@ -84,19 +83,20 @@ std::vector<OpCost> sala_costs(const Model& m, WeightFormat f, int64_t start, in
 
   // Lightning layers: chunked GLA (intra-chunk scores and values 4*64*d, q.S and k^T v 4*d^2 per token and head)
   // or, below 64 tokens, the recurrence (4*d^2). Bytes: q, k, v read and o written in bf16 (32 KiB/token/layer,
-  // perf-anchors' floor) plus the fp32 state in and out; fla's per-chunk states are left to the efficiency.
+  // docs/performance.md's floor) plus the fp32 state in and out; fla's per-chunk states are left to the efficiency.
   const double per_token_head = T >= kGlaChunk ? 4.0 * kGlaChunk * dl + 4.0 * dl * dl : 4.0 * dl * dl;
   ops.push_back({"gla", OpClass::Gla, nl * double(T) * Hl * per_token_head,
                  nl * (double(T) * 4 * Ld * kBf16 + double(Hl) * dl * dl * kF32 * 2), nl * double(T) * Hl});
 
-  // Elementwise ops as separate memory-bound kernels (what an unfused runner does; fusing them into GEMM
-  // epilogues removes most of this): embedding gather; per layer two RMSNorms (read + write D), two residual
-  // adds (read 2D, write D), silu(gate)*up (read 2I, write I); Lightning q/k norm + RoPE (read + write 2 Ld),
-  // o_norm (read + write Ld), z gate (read 2 Ld, write Ld); sparse o_gate (read 2Q, write Q) and K1/K2 pooling
-  // (read k twice). Exponentials: one sigmoid per MLP, z-gate and o-gate element.
-  const double per_token = 4 * D + L * (8 * D + 12 * D + 6 * I) + nl * 18 * double(Ld) + ns * (6 * double(Q) + 4 * KV);
-  const double exps = L * I + nl * double(Ld) + ns * double(Q);
-  ops.push_back({"other.elementwise", OpClass::Other, 0, double(T) * per_token + (logits ? 4 * D : 0),
+  // Elementwise ops as separate memory-bound kernels (sala_elementwise_terms; fusing them into GEMM epilogues
+  // removes most of this traffic).
+  double per_token = 0, exps = 0, per_call = 0;
+  for (const ElementwiseTerm& e : sala_elementwise_terms(c)) {
+    const double n = term_layers(c, e.scope);
+    (e.per_call ? per_call : per_token) += n * e.bytes;
+    exps += n * e.exps;
+  }
+  ops.push_back({"other.elementwise", OpClass::Other, 0, double(T) * per_token + (logits ? per_call : 0),
                  double(T) * exps});
   return ops;
 }
@@ -117,6 +117,39 @@ std::vector<OpCost> dense_costs(const Model& m, WeightFormat f, int64_t start, i
 }
 
 }  // namespace
+
+// Bytes read and written in bf16 (2 B each) and exponentials, per token: the embedding gather (write D; the row
+// read is D); per layer two RMSNorms (read + write D each), two residual adds (read 2D, write D each),
+// silu(gate) * up (read 2I, write I; one sigmoid per element); Lightning q/k norm + RoPE (read + write q and k),
+// o_norm (read + write Ld), z gate (read 2 Ld, write Ld; one sigmoid each); sparse o_gate (read 2Q, write Q) and
+// the K1/K2 pooling (reads k twice); the final norm once, for the position that gets logits.
+std::vector<ElementwiseTerm> sala_elementwise_terms(const ModelConfig& c) {
+  const double D = c.hidden_size, I = c.intermediate_size, Ld = c.lightning_dim(), Q = c.q_dim(), KV = c.kv_dim();
+  const bool gate_l = c.use_output_gate, gate_s = c.attn_use_output_gate;
+  std::vector<ElementwiseTerm> t = {
+      {"embed", "embedding gather", TermScope::NonLayer, 4 * D, 0, false},
+      {"rmsnorm", "input and post-attention norms", TermScope::EveryLayer, 8 * D, 0, false},
+      {"residual", "two scaled residual adds", TermScope::EveryLayer, 12 * D, 0, false},
+      {"mlp", "silu(gate) * up", TermScope::EveryLayer, 6 * I, I, false},
+      {"rope", "q/k per-head norm and RoPE", TermScope::Lightning, 8 * Ld, 0, false},
+  };
+  if (c.use_output_norm) t.push_back({"rmsnorm", "o_norm", TermScope::Lightning, 4 * Ld, 0, false});
+  if (gate_l) t.push_back({"gate", "z gate", TermScope::Lightning, 6 * Ld, Ld, false});
+  if (gate_s) t.push_back({"gate", "o_gate", TermScope::Sparse, 6 * Q, Q, false});
+  t.push_back({"compress_k", "K1/K2 mean pooling", TermScope::Sparse, 4 * KV, 0, false});
+  t.push_back({"rmsnorm", "final norm (last position)", TermScope::NonLayer, 4 * D, 0, true});
+  return t;
+}
+
+double term_layers(const ModelConfig& c, TermScope s) {
+  switch (s) {
+    case TermScope::NonLayer: return 1;
+    case TermScope::EveryLayer: return c.num_hidden_layers;
+    case TermScope::Lightning: return c.n_layers(Mixer::Lightning);
+    case TermScope::Sparse: return c.n_layers(Mixer::Sparse);
+  }
+  return 0;
+}
 
 double sum_causal_keys(int64_t a, int64_t b) {
   if (b <= a) return 0;

@@ -3,6 +3,7 @@
 
 #include "model/error.hpp"
 #include "model/json_field.hpp"
+#include "model/limits.hpp"
 #include "reports/context.hpp"
 #include "model/data_path.hpp"
 
@@ -18,7 +19,7 @@ PaperData load_paper(const std::string& path) {
   p.file = path;
   p.source = d.string("source");
   p.setup = d.string("setup");
-  p.decode_tokens = d.integer("decode_tokens", 1);
+  p.decode_tokens = d.integer("decode_tokens", 1, kMaxDecodeTokens);
   if (!d.has("rows") || !j.at("rows").is_array()) d.bad("rows", "an array of published points");
   const json& rows = j.at("rows");
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -58,7 +58,9 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
 std::string script(const Plot& p, const std::string& png) {
   std::string s = fmt::format("# {}: rendered by `salasim report`; rerun with `gnuplot {}.gp` in this folder.\n",
                               p.title, p.stem);
-  s += "set datafile missing 'NaN'\nset logscale xy\nset grid xtics ytics mytics\nset key bottom right box opaque\n";
+  s += fmt::format("set datafile missing 'NaN'\nset logscale {}\nset grid xtics ytics mytics\nset key bottom right box opaque\n",
+                   p.log_y ? "xy" : "x");
+  if (p.yrange) s += fmt::format("set yrange [{}:{}]\n", p.yrange->first, p.yrange->second);
   s += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\n", gp_string(p.title), gp_string(p.xlabel),
                    gp_string(p.ylabel));
   if (!p.xtics.empty()) {
@@ -135,6 +137,32 @@ PlotOutcome render_plots(const std::string& dir, const std::vector<Plot>& plots)
   }
   out.note = png.empty() ? "plots rendered as SVG (this gnuplot has no PNG terminal)"
                          : fmt::format("plots rendered as SVG and PNG (gnuplot terminal {})", png);
+  return out;
+}
+
+PlotOutcome render_script(const std::string& dir, const std::string& stem, const std::string& data,
+                          const std::string& commands) {
+  PlotOutcome out;
+  const bool have = gnuplot_available();
+  const std::string png = have ? png_terminal() : "";
+  std::string s = fmt::format("# rendered by salasim; rerun with `gnuplot {}.gp` in this folder.\n"
+                              "set terminal svg size 900,560 dynamic font 'Helvetica,13' background rgb 'white'\n"
+                              "set output '{}.svg'\n{}",
+                              stem, stem, commands);
+  if (!png.empty()) s += fmt::format("set terminal {} size 1000,620\nset output '{}.png'\nreplot\n", png, stem);
+  write_file(std::filesystem::path(dir) / (stem + ".dat"), data);
+  write_file(std::filesystem::path(dir) / (stem + ".gp"), s);
+  out.files = {stem + ".dat", stem + ".gp"};
+  if (!have) {
+    out.note = "plots skipped: gnuplot is not installed (apt-get install gnuplot-nox)";
+    return out;
+  }
+  int status = 0;
+  const std::string log = run_capture(fmt::format("cd {} && gnuplot {}.gp 2>&1", shell_quote(dir), shell_quote(stem)), &status);
+  if (status != 0) fail("gnuplot failed on {}/{}.gp: {}", dir, stem, log);
+  out.rendered = true;
+  out.files.push_back(stem + ".svg");
+  if (!png.empty()) out.files.push_back(stem + ".png");
   return out;
 }
 

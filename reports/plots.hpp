@@ -22,6 +22,8 @@ struct Plot {
   std::string title, xlabel, ylabel;
   std::vector<PlotSeries> series;
   std::vector<std::pair<double, std::string>> xtics;  // log-axis tick labels ("64K")
+  bool log_y = true;                                  // false: linear y axis (fractions, scores)
+  std::optional<std::pair<double, double>> yrange;    // fixed y range
   std::optional<double> hline;                        // e.g. the card's memory
   std::string hline_title;
 };
@@ -35,5 +37,9 @@ struct PlotOutcome {
 bool gnuplot_available();
 // Writes <dir>/<stem>.dat and <dir>/<stem>.gp for each plot and runs gnuplot there.
 PlotOutcome render_plots(const std::string& dir, const std::vector<Plot>& plots);
+// A plot whose gnuplot commands the caller writes (a heatmap, say): <dir>/<stem>.dat holds `data`; `commands`
+// (everything but the terminal and output, ending with the plot command) go to <dir>/<stem>.gp, rendered as the
+// others (SVG, and PNG where gnuplot has it).
+PlotOutcome render_script(const std::string& dir, const std::string& stem, const std::string& data, const std::string& commands);
 
 }  // namespace salasim::reports

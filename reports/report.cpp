@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
 #include "model/error.hpp"
+#include "reports/architecture.hpp"
 #include "reports/calibrate.hpp"
 #include "reports/latency.hpp"
 #include "reports/measured.hpp"
@@ -119,6 +121,42 @@ Plot ttft_plot(const Sweep& s, const Card& card, const PaperData& paper) {
   return p;
 }
 
+// --- the architecture page -------------------------------------------------------------------------------------
+
+// architecture.html, treemap.svg and flow.svg for the first MiniCPM-SALA config, and the README's section on them.
+std::string architecture_section(Bundle& b, const std::vector<Model>& models, const std::vector<Card>& cards,
+                                 const ReportOptions& o, ReportOutcome& out) {
+  auto sala = std::find_if(models.begin(), models.end(), [](const Model& m) { return m.kind == ModelKind::Sala; });
+  if (sala == models.end()) {
+    out.architecture_note = "architecture page skipped: no MiniCPM-SALA config among --config";
+    if (!o.checkpoint.empty()) fail("--checkpoint {}: the architecture page needs a MiniCPM-SALA --config", o.checkpoint);
+    return "";
+  }
+  ArchitectureInput in;
+  in.model = &*sala;
+  in.checkpoint = o.checkpoint;
+  in.command = fmt::format("salasim report --out {}{}", o.out, o.checkpoint.empty() ? "" : " --checkpoint " + o.checkpoint);
+  for (const Card& c : cards) in.vram.push_back(vram_plot(sweep_for(models, c, o)));
+  const ArchitectureOutcome a = write_architecture(b.dir.string(), in);
+  b.files.insert(b.files.end(), a.files.begin(), a.files.end());
+  out.mismatches = a.mismatches;
+  out.architecture_note =
+      o.checkpoint.empty() ? "architecture.html: counts from the config's inventory (no --checkpoint)"
+      : a.mismatches.empty()
+          ? fmt::format("architecture.html: {} counts checked against {}: all equal", a.compared, o.checkpoint)
+          : fmt::format("architecture.html: checkpoint {} DISAGREES: {} problem(s), first: {}", o.checkpoint,
+                        a.mismatches.size(), a.mismatches.front());
+  if (!a.unresolved.empty())
+    out.architecture_note += fmt::format("; {} source line(s) not found, first: {}", a.unresolved.size(), a.unresolved.front());
+  std::string md = fmt::format("## Architecture of `{}`\n\n", sala->name);
+  md += fmt::format("[architecture.html](architecture.html) (one self-contained page: open it in a browser): the "
+                    "parameter treemap ([treemap.svg](treemap.svg)), the forward flow of one Lightning and one sparse "
+                    "layer with parameters per step and the reference source lines ([flow.svg](flow.svg)), the "
+                    "layer-by-layer comparison and the VRAM chart. {}.\n\n",
+                    out.architecture_note);
+  return md;
+}
+
 // --- the README ----------------------------------------------------------------------------------------------
 
 std::string section_table(Bundle& b, const std::string& csv, const Table& t) {
@@ -136,7 +174,7 @@ ReportOutcome write_report(const ReportOptions& o) {
   for (const std::string& h : o.hw) {
     Card c;
     c.hw = load_hw(h);
-    c.runs = load_measured(measured_file(c.hw.name));
+    c.runs = load_measured(measured_path(c.hw.name));
     c.fit = fit_runs(c.runs, c.hw);
     cards.push_back(std::move(c));
   }
@@ -165,6 +203,7 @@ ReportOutcome write_report(const ReportOptions& o) {
     md += "- " + line + "\n";
   }
   md += "\nThe paper's numbers are shown beside the predictions as a check; no factor is fitted to them.\n\n";
+  md += architecture_section(b, models, cards, o, out);
 
   md += "## Hardware profiles\n\n" + section_table(b, "hardware.csv", hardware_table(cards));
   for (const Card& c : cards)
@@ -208,7 +247,7 @@ ReportOutcome write_report(const ReportOptions& o) {
     if (c.runs.empty())
       per_card += fmt::format("No measured runs for {} yet ({} is empty or missing): the tables above are "
                               "predictions only.\n\n",
-                              c.hw.name, source_relative(measured_file(c.hw.name)));
+                              c.hw.name, source_relative(measured_path(c.hw.name)));
     else
       per_card += section_table(b, fmt::format("measured_{}.csv", c.hw.name), measured_table(c.runs, c.hw, c.fit.eff));
   }
@@ -219,7 +258,8 @@ ReportOutcome write_report(const ReportOptions& o) {
   md += section_table(b, fmt::format("breakdown_{}.csv", first.hw.name),
                       breakdown_table(sweep_for(models, first, o, {WeightFormat::Bf16})));
   md += "## Efficiency factors\n\n";
-  md += "Fitted by least squares (relative residuals) from the runs in `reports/measured/<profile>.json`: per op "
+  md += "Fitted by least squares (relative residuals) from the runs in `reports/measured/<profile>/` (one `salasim "
+        "run --json-out` record each): per op "
         "class from phase times when runs have them, else one common prefill factor from TTFT totals (GEMM, GLA and "
         "elementwise times all grow linearly with context, so totals cannot separate them); decode from ms/token. "
         "Without runs the factors stay at the profile's values (1.0: the roofline floor).\n\n";

@@ -17,12 +17,15 @@ struct ReportOptions {
   std::vector<int64_t> contexts = default_contexts();
   WorkspaceParams ws;
   int64_t decode_tokens = 1024;  // the paper generates 1K tokens after the prompt
+  std::string checkpoint;        // architecture page: check every count against this checkpoint's headers
 };
 
 struct ReportOutcome {
   std::vector<std::string> files;         // written, relative to the bundle folder
   std::string plots_note;                 // rendered, or skipped and why
   std::vector<std::string> calibration;   // one line per hardware profile
+  std::string architecture_note;          // what the architecture page is and what its checkpoint check found
+  std::vector<std::string> mismatches;    // the checkpoint disagrees with these counts (exit 1 when any)
 };
 
 ReportOutcome write_report(const ReportOptions& o);

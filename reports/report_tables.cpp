@@ -143,7 +143,7 @@ Table paper_table(const Sweep& s, const Efficiency& eff, const PaperData& paper)
   return t;
 }
 
-// Floors per op class, the analogue of perf-anchors.md's TTFT floor table.
+// Floors per op class, the analogue of docs/performance.md's TTFT floor table.
 Table breakdown_table(const Sweep& s) {
   Table t;
   t.header = {"model", "context"};

@@ -81,4 +81,27 @@ std::string millis(double ms) { return fmt::format("{:.2f}", ms); }
 std::string ratio(double r) { return std::isfinite(r) ? fmt::format("{:.2f}", r) : "-"; }
 std::string code(const std::string& s) { return "`" + s + "`"; }
 
+std::string commas(int64_t v) {
+  const std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string indent(const std::string& text, const std::string& prefix) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    out += (line.empty() ? "" : prefix) + line + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace salasim::reports

@@ -21,5 +21,7 @@ std::string seconds(double s);       // 3 significant digits below 10 s, then 1 
 std::string millis(double ms);       // "4.31"
 std::string ratio(double r);         // "0.57"
 std::string code(const std::string& s);  // `s` for Markdown cells
+std::string commas(int64_t v);           // 9,477,203,968
+std::string indent(const std::string& text, const std::string& prefix);  // prefix on every non-empty line
 
 }  // namespace salasim::reports

@@ -8,6 +8,7 @@
 
 #include "model/bf16.hpp"
 #include "model/error.hpp"
+#include "model/shape.hpp"
 #include "reference/model.hpp"
 #include "reference/ops.hpp"
 
@@ -15,11 +16,7 @@ namespace salasim {
 
 using ref::Mat;
 
-int64_t SpotTensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t SpotTensor::numel() const { return shape_numel(shape); }
 
 SpotTensor SpotTensor::from_bf16(std::vector<int64_t> shape, const uint16_t* bits) {
   SpotTensor t;

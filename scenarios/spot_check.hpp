@@ -1,4 +1,4 @@
-// Long-context spot checks (design.md "Scale"): where the float64 reference cannot rerun the whole model (the full
+// Long-context spot checks (docs/design.md "Scale"): where the float64 reference cannot rerun the whole model (the full
 // config at 256K-2048K tokens), a backend hands over one layer's inputs and outputs at a few query positions, and
 // the reference recomputes exactly those: the block selection and sparse attention of each query (sparse layers),
 // the GLA output through its closed form and the state after a window (Lightning layers). Each is gated like a
@@ -37,7 +37,7 @@ struct SpotRequest {
   int64_t window_start = 0;  // Lightning: the GLA state entering this position is handed over (state0)
 };
 
-// Sparse (InfLLM-v2) layer, sala-spec §4. N = positions, H query heads, G kv heads, hd head dim,
+// Sparse (InfLLM-v2) layer, docs/spec.md §4. N = positions, H query heads, G kv heads, hd head dim,
 // K = K_sel (topk + window/block), NB = ceil(len / block).
 struct SparseSpot {
   SpotTensor q;        // [N, H*hd]   the layer's queries at `positions` (proj/q, bf16)
@@ -49,7 +49,7 @@ struct SparseSpot {
   SpotTensor attn;     // [N, H*hd] the backend's attention output over its selection (attn/out, before the gate)
 };
 
-// Lightning layer, sala-spec §3: a window of W tokens [window_start, window_start + W) that ends at or after the
+// Lightning layer, docs/spec.md §3: a window of W tokens [window_start, window_start + W) that ends at or after the
 // last position. H = lightning heads, hd = lightning head dim.
 struct LightningSpot {
   int64_t window_start = 0;

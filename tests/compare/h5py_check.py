@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks that h5py reads salasim's HDF5 dumps as the README describes them.
+"""Checks that h5py reads salasim's HDF5 dumps as docs/formats.md describes them.
 
 Usage: h5py_check.py WRITER OUT_DIR  (WRITER is salasim_h5_example, which writes known dumps into OUT_DIR)."""
 import math

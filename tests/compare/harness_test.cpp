@@ -10,6 +10,7 @@
 #include "model/bf16.hpp"
 #include "tests/compare/run_cli.hpp"
 #include "tests/compare/synthetic.hpp"
+#include "tests/support/allowance.hpp"
 #include "tests/support/catch.hpp"
 #include "tests/support/paths.hpp"
 
@@ -23,14 +24,6 @@ const std::string kBlocks = "/prefill/layer_03/sparse/select/blocks";
 const std::string kScores = "/prefill/layer_03/sparse/select/scores";
 
 double band() { return tolerance_row(tolerance_table(), "sparse/select/blocks").tie_band; }
-
-// The absolute error the table allows the backend on element i of tap `name`: the max-err allowance (from the
-// peer's max-err) times max(|r_i|, RMS).
-double allowed_at(const Synthetic& s, const std::string& name, size_t i) {
-  const ToleranceRow& tol = tolerance_row(tolerance_table(), tap_kind(name));
-  const TensorMetrics pm = tensor_metrics(name, s.ref.at(name), s.peer.at(name));
-  return (tol.max_mult * pm.max_err + tol.max_floor) * std::max(std::fabs(s.ref.at(name).data[i]), pm.ref_rms);
-}
 
 // One (query, group) row of a [T, G, K] block tap, as its selected ids.
 std::vector<int64_t> selected(const Tap& t, int64_t q, int64_t g) {
@@ -116,7 +109,7 @@ TEST_CASE("harness: each fault fails and names its tap as the first divergence",
     tap = "/prefill/layer_01/lightning/gla/out", dir = "fault_element";
     Tap& b = s.backend.at(tap);
     const size_t i = b.data.size() / 3;
-    b.data[i] = s.ref.at(tap).data[i] + 4 * allowed_at(s, tap, i);
+    b.data[i] = s.ref.at(tap).data[i] + 4 * test::allowed_at(s.ref, s.peer, tap, i);
   }
   SECTION("a whole tensor scaled by 1 + 1e-2") {
     tap = "/prefill/layer_02/mlp/out", dir = "fault_scale";

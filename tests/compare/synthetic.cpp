@@ -14,6 +14,7 @@
 #include "compare/tolerance.hpp"
 #include "model/bf16.hpp"
 #include "model/config.hpp"
+#include "model/windows.hpp"
 #include "tests/support/paths.hpp"
 
 namespace salasim::test {
@@ -100,7 +101,7 @@ Synthetic make_synthetic(uint64_t seed, int tokens) {
   Gen g{std::mt19937_64(seed), {}, 0};
   g.out.first_pos = sp.dense_len + 61;  // a chunk past dense_len: every query is sparse
   const int64_t L = g.out.first_pos + T;  // keys after this chunk
-  const int64_t n1 = (L - sp.kernel_size) / sp.kernel_stride + 1, n2 = (L - sp.k2_kernel()) / sp.k2_stride() + 1;
+  const int64_t n1 = n_windows(L, sp.kernel_size, sp.kernel_stride), n2 = n_windows(L, sp.k2_kernel(), sp.k2_stride());
   const int64_t NB = (L + sp.block_size - 1) / sp.block_size, K = sp.k_sel();
 
   const std::string ph = "/prefill/";

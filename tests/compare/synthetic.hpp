@@ -19,7 +19,7 @@ struct Synthetic {
 // T tokens of one prefill chunk that starts past dense_len, so the sparse path selects (T odd on purpose).
 Synthetic make_synthetic(uint64_t seed, int tokens = 67);
 
-// Top-k of sala-spec 4.4 on one [NB] score row: the k highest (ties to the lower id), ascending, ids > qb -> -1.
+// Top-k of docs/spec.md §4.4 on one [NB] score row: the k highest (ties to the lower id), ascending, ids > qb -> -1.
 // scores: [NB]; out: [k].
 void select_top_k(const double* scores, int64_t nb, int64_t qb, int64_t k, double* out);
 

@@ -61,6 +61,9 @@ ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams
   a.k_sel = sp.k_sel;
   a.out = out.get();
   a.ldo = ldo;
+  gpu::Buffer<uint8_t> ws(std::max<size_t>(1, gpu::sparse_attn_workspace_bytes(T, sp.groups, sp.k_sel, pos0 + T)), "split partials");
+  a.workspace = ws.get();
+  a.workspace_bytes = ws.size();
   if (blocks.empty())
     gpu::dense_attn(a, nullptr);
   else

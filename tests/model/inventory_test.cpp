@@ -1,4 +1,4 @@
-// Tensor inventory and parameter counts: the released totals of sala-spec §6, and any config against
+// Tensor inventory and parameter counts: the released totals of docs/spec.md §6, and any config against
 // an independent closed-form formula.
 #include <set>
 
@@ -11,7 +11,7 @@ using namespace salasim;
 
 namespace {
 
-// Written from sala-spec §6 directly, not from the inventory code.
+// Written from docs/spec.md §6 directly, not from the inventory code.
 int64_t closed_form_total(const ModelConfig& c) {
   const int64_t D = c.hidden_size, V = c.vocab_size, I = c.intermediate_size, L = c.num_hidden_layers;
   const int64_t Ld = int64_t(c.lightning_nh) * c.lightning_head_dim, hd = c.lightning_head_dim;
@@ -42,7 +42,7 @@ TEST_CASE("inventory: released config totals 9,477,203,968", "[inventory]") {
   CHECK(pc.bf16_bytes == 18954407936LL);
 }
 
-TEST_CASE("inventory: released per-component rows match sala-spec §6", "[inventory]") {
+TEST_CASE("inventory: released per-component rows match docs/spec.md §6", "[inventory]") {
   ModelConfig c = load_config(test::real_config());
   ParamCount pc = count_params(c, tensor_inventory(c));
   CHECK(row_total(pc, Component::Embed) == 300843008LL);
@@ -59,7 +59,7 @@ TEST_CASE("inventory: released per-component rows match sala-spec §6", "[invent
   }
 }
 
-TEST_CASE("inventory: names, shapes and dtypes follow sala-spec §12", "[inventory]") {
+TEST_CASE("inventory: names, shapes and dtypes follow docs/spec.md §12", "[inventory]") {
   ModelConfig c = load_config(test::real_config());
   auto inv = tensor_inventory(c);
   std::set<std::string> names;

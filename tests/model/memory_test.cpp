@@ -1,4 +1,4 @@
-// Memory facts of a config (model/memory.hpp) against hand calculations from sala-spec §6 and §7.
+// Memory facts of a config (model/memory.hpp) against hand calculations from docs/spec.md §6 and §7.
 #include "model/config.hpp"
 #include "model/inventory.hpp"
 #include "model/memory.hpp"

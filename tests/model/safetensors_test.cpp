@@ -7,6 +7,7 @@
 #include "model/bf16.hpp"
 #include "model/error.hpp"
 #include "model/safetensors.hpp"
+#include "model/shape.hpp"
 #include "tests/support/catch.hpp"
 #include "tests/support/paths.hpp"
 
@@ -18,8 +19,7 @@ namespace {
 StWrite bf16_tensor(const std::string& name, std::vector<int64_t> shape, std::vector<float>& values, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> nd;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  const int64_t n = shape_numel(shape);
   StWrite w{name, DType::BF16, shape, std::vector<uint8_t>(size_t(n) * 2)};
   values.resize(size_t(n));
   for (int64_t i = 0; i < n; ++i) {
@@ -33,8 +33,7 @@ StWrite bf16_tensor(const std::string& name, std::vector<int64_t> shape, std::ve
 StWrite f32_tensor(const std::string& name, std::vector<int64_t> shape, std::vector<float>& values, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> ud(-3, 3);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  const int64_t n = shape_numel(shape);
   values.resize(size_t(n));
   StWrite w{name, DType::F32, shape, std::vector<uint8_t>(size_t(n) * 4)};
   for (int64_t i = 0; i < n; ++i) values[size_t(i)] = ud(rng);

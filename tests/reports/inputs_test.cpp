@@ -65,7 +65,7 @@ TEST_CASE("hardware: the three profiles parse and state their source", "[hardwar
     CHECK(hw.source.size() > 40);
     CHECK_FALSE(hw.uncertainty.empty());
   }
-  // The H200 profile carries perf-anchors.md's measured ceilings.
+  // The H200 profile carries docs/performance.md's measured ceilings.
   const HwProfile h = load_hw("h200");
   CHECK(h.bf16_flops == 786e12);
   CHECK(h.bandwidth == 4.30e12);
@@ -120,6 +120,44 @@ TEST_CASE("paper: the published latency table parses: 40 points, 11 out of memor
 TEST_CASE("measured: a missing file or an empty array means no runs", "[measured]") {
   CHECK(load_measured(test::source_path("reports/measured/no-such.json")).empty());
   CHECK(load_measured(write_temp("measured_empty", "m.json", "[]")).empty());
+  CHECK(load_measured(test::scratch_dir("measured_empty_dir")).empty());
+}
+
+TEST_CASE("measured: a folder holds one record per file, as salasim run --json-out writes them", "[measured]") {
+  auto record = [](const std::string& label, int64_t context) {
+    return R"({"date": "2026-12-01", "gpu": "NVIDIA H200", "command": "salasim run --context )" + label +
+           R"(", "config": "c.json", "context": )" + std::to_string(context) +
+           R"(, "decode_tokens": 0, "ttft_s": 2.5, "peak_vram_bytes": 1, "planner_peak_bytes": 1,
+               "driver": "580.159.04", "revision": "abc1234"})";
+  };
+  const std::string dir = test::scratch_dir("measured_dir");
+  // File names sort against context order: the runs come back ordered by context.
+  std::ofstream(dir + "/run_1M.json") << record("1M", 1048576);
+  std::ofstream(dir + "/run_64K.json") << record("64K", 65536);
+  std::ofstream(dir + "/notes.txt") << "not a record";
+  const std::vector<MeasuredRun> runs = load_measured(dir);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].context == 65536);
+  CHECK(runs[1].context == 1048576);
+  CHECK(runs[0].driver == "580.159.04");
+  CHECK(runs[0].revision == "abc1234");
+  CHECK(runs[0].file.find("run_64K.json") != std::string::npos);
+
+  std::ofstream(dir + "/run_2M.json") << R"({"date": "d", "gpu": "g"})";
+  const std::string msg = error_of([&] { load_measured(dir); });
+  INFO(msg);
+  CHECK(msg.find("run_2M.json: field 'command'") != std::string::npos);
+}
+
+TEST_CASE("measured: the committed H200 runs are records salasim run writes", "[measured]") {
+  const std::vector<MeasuredRun> runs = load_measured(measured_path("h200"));
+  REQUIRE_FALSE(runs.empty());
+  for (const MeasuredRun& r : runs) {
+    INFO(r.file);
+    CHECK(r.gpu.find("H200") != std::string::npos);
+    CHECK(r.command.rfind("salasim run ", 0) == 0);
+    CHECK(r.phases.has_value());
+  }
 }
 
 TEST_CASE("measured: a run parses, phases optional; a bad field names file, run and field", "[measured]") {

@@ -1,5 +1,5 @@
 // The latency model: closed-form position sums against brute force, FLOP counts against hand calculations
-// (perf-anchors.md), the quadratic selection term, the 6144-key cap, and the floors on the H200.
+// (docs/performance.md), the quadratic selection term, the 6144-key cap, and the floors on the H200.
 #include <algorithm>
 #include <cmath>
 
@@ -37,7 +37,7 @@ TEST_CASE("op costs: closed-form position sums equal brute-force sums", "[latenc
     double causal = 0, k1 = 0, k2 = 0, blocks = 0, sel = 0;
     for (int64_t p = a; p < b; ++p) {
       causal += double(p + 1);
-      for (int64_t c = 0; 16 * c + 31 <= p; ++c) k1 += 1;   // V1(p) of sala-spec §4.3
+      for (int64_t c = 0; 16 * c + 31 <= p; ++c) k1 += 1;   // V1(p) of docs/spec.md §4.3
       for (int64_t e = 0; 64 * e + 127 <= p; ++e) k2 += 1;  // V2(p)
       blocks += double(p / 64 + 1);
       const int64_t qb = p / 64;
@@ -55,7 +55,7 @@ TEST_CASE("op costs: closed-form position sums equal brute-force sums", "[latenc
 TEST_CASE("latency: GEMMs are 2 x the layer weights per token, plus the lm_head once", "[latency]") {
   const Model s = load_model("scenarios/models/minicpm-sala-9b.json");
   const HwProfile hw = load_hw("h200");
-  // Layer matrices = total - embed - lm_head - norms (sala-spec §6): perf-anchors' 8,875,517,952 less 370,688
+  // Layer matrices = total - embed - lm_head - norms (docs/spec.md §6): docs/performance.md's 8,875,517,952 less 370,688
   // norm weights, which are not GEMM operands.
   const double layer_params = 9477203968.0 - 2 * 300843008.0 - (262144 + 4096 + 24 * (128 + 128 + 4096));
   const int64_t N = 65536;
@@ -123,11 +123,11 @@ TEST_CASE("latency: the comparator's dense attention is 4 H d per causal key per
   CHECK(op_sum(ops, "dense_attn", &OpCost::exps) == 36.0 * 32 * (65536.0 * 65537 / 2));
 }
 
-TEST_CASE("latency: H200 floors reproduce perf-anchors.md's TTFT table to its rounding", "[latency]") {
+TEST_CASE("latency: H200 floors reproduce docs/performance.md's TTFT table to its rounding", "[latency]") {
   const Model s = load_model("scenarios/models/minicpm-sala-9b.json");
   const HwProfile hw = load_hw("h200");
   auto tenth = [](double x) { return std::round(x * 10) / 10; };
-  // perf-anchors: 1M: GEMMs 23.7 s, selection 3.6 s, sparse attention 1.1 s, Lightning bytes 0.2 s.
+  // docs/performance.md: 1M: GEMMs 23.7 s, selection 3.6 s, sparse attention 1.1 s, Lightning bytes 0.2 s.
   LatencyPrediction p = predict_latency(s, WeightFormat::Bf16, hw, Efficiency{}, 1 << 20, 1, 16384);
   CHECK(tenth(p.prefill_floor_s[int(OpClass::Gemm)]) == 23.7);
   CHECK(tenth(p.prefill_floor_s[int(OpClass::Select)]) == 3.6);

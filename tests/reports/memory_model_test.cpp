@@ -40,7 +40,7 @@ TEST_CASE("memory model: the released config's bf16 peak is weights + caches + w
   CHECK(b.gla_state_bytes == int64_t(48) << 20);
   CHECK(b.workspace_bytes == workspace_peak(b.workspace_terms));
   CHECK(b.peak() == b.weight_bytes + b.kv_bytes + b.compressed_key_bytes + b.gla_state_bytes + b.workspace_bytes);
-  // perf-anchors.md's goals: <= 30 GiB at 1M, <= 38 GiB at 2048K.
+  // docs/performance.md's goals: <= 30 GiB at 1M, <= 38 GiB at 2048K.
   CHECK(b.peak() <= int64_t(30) << 30);
   CHECK(memory_breakdown(s, WeightFormat::Bf16, 2 * L, WorkspaceParams{}).peak() <= int64_t(38) << 30);
 }
@@ -92,7 +92,7 @@ TEST_CASE("workspace: the SALA rows are the CUDA runner's own buffers", "[worksp
 }
 
 TEST_CASE("memory model: out of memory where the paper reports it on the RTX 5090", "[memory_model]") {
-  // ruler-niah.md Part B: Qwen3-8B bf16 runs at 64K and is OOM from 128K; GPTQ runs at 128K and is OOM at 256K.
+  // docs/ruler.md Part B: Qwen3-8B bf16 runs at 64K and is OOM from 128K; GPTQ runs at 128K and is OOM at 256K.
   const HwProfile hw = load_hw("rtx5090");
   const Model q = load_model("scenarios/models/qwen3-8b.json");
   auto ok = [&](WeightFormat f, int64_t L) { return fits(memory_breakdown(q, f, L, WorkspaceParams{}), hw); };

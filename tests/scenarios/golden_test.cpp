@@ -1,6 +1,7 @@
 // Goldens: a golden recorded (through the library, with a fake device name) from the peer passes its check; an
-// altered tap or a changed gpu/ source fails it with the command that re-records it; the subset is what the header
-// promises; the source hash notices every change that matters and nothing else.
+// altered tap, a changed gpu/ source, a thinned or padded tap set, another scenario or another format fails it,
+// naming what differs; the subset is what the header promises; the source hash notices every change that matters
+// and nothing else.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,9 +15,11 @@
 #include "tests/compare/run_cli.hpp"
 #include "tests/scenarios/verify_support.hpp"
 #include "tests/support/catch.hpp"
+#include "tests/support/errors.hpp"
 #include "tests/support/paths.hpp"
 
 using namespace salasim;
+using test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -78,6 +81,7 @@ TEST_CASE("source_hash: every change to a gpu/ source or a shared host-device he
   const SourceHash real = gpu_source_hash();  // this tree: gpu/ and both shared headers
   CHECK(std::count(real.files.begin(), real.files.end(), "model/bf16.hpp") == 1);
   CHECK(std::count(real.files.begin(), real.files.end(), "model/synth.hpp") == 1);
+  CHECK(std::count(real.files.begin(), real.files.end(), "model/windows.hpp") == 1);
 }
 
 TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a changed gpu/ source fails it", "[golden]") {
@@ -94,12 +98,15 @@ TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a cha
     CHECK(g.meta.device == "FakeGPU 9000 (test)");
     CHECK(g.meta.gpu_hash == h.hex);
     CHECK(g.meta.rows == golden_rows(r.s));
-    const GoldenCheck c = check_golden(g, r.truth, h, shown);
+    const GoldenCheck c = check_golden(g, r.s, r.truth, h, shown);
     INFO(format_golden_check(c, g, path));
     CHECK(c.hash_ok());
     CHECK(c.report.pass());
     CHECK(c.pass());
     CHECK(c.report.rows.size() == g.taps.size());
+    CHECK(c.tap_set_ok());
+    CHECK(g.meta.manifest == tap_shapes(g.taps));  // the manifest survives the file
+    CHECK(g.meta.manifest_source.rfind("recorded", 0) == 0);
   }
 
   SECTION("it keeps every tap kind, the golden rows of the prefill and the states of the last step") {
@@ -130,7 +137,7 @@ TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a cha
     Golden g = peer_golden(r, h);
     const std::string tap = "/prefill/layer_03/sparse/o_proj/out";
     for (double& x : g.taps.at(tap).data) x *= 2;
-    const GoldenCheck c = check_golden(g, r.truth, h, shown);
+    const GoldenCheck c = check_golden(g, r.s, r.truth, h, shown);
     const std::string text = format_golden_check(c, g, shown);
     INFO(text);
     CHECK(c.hash_ok());
@@ -144,7 +151,7 @@ TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a cha
     const Golden g = peer_golden(r, h);
     const std::string other = fake_gpu("golden_gpu_changed");
     write_file(fs::path(other) / "gla.cu", "__global__ void gla() { /* faster */ }\n");
-    const GoldenCheck c = check_golden(g, r.truth, hash_sources(other), shown);
+    const GoldenCheck c = check_golden(g, r.s, r.truth, hash_sources(other), shown);
     const std::string text = format_golden_check(c, g, shown);
     INFO(text);
     CHECK(c.report.pass());
@@ -172,5 +179,135 @@ TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a cha
     CHECK(bad.output.find("build/salasim golden record --scenario scenarios/tiny-short.json --out ") !=
           std::string::npos);
     CHECK(bad.output.find("golden_cli/bad.h5") != std::string::npos);
+  }
+}
+
+TEST_CASE("golden: a thinned or padded tap set, another scenario or another format fails, naming what differs",
+          "[golden]") {
+  const test::ShortRun& r = test::short_run();
+  const SourceHash h = hash_sources(fake_gpu("golden_set_gpu"));
+  const std::string shown = "tests/golden/tiny-short.h5";
+  const Golden full = peer_golden(r, h);
+  const std::string kept = "/prefill/layer_03/sparse/attn/out";
+
+  SECTION("thinned to one tap, manifest and all, it fails and names the taps it lacks") {
+    Golden g = full;
+    g.taps = {{kept, full.taps.at(kept)}};
+    g.meta.manifest = tap_shapes(g.taps);
+    const GoldenCheck c = check_golden(g, r.s, r.truth, h, shown);
+    const std::string text = format_golden_check(c, g, shown);
+    INFO(text);
+    CHECK_FALSE(c.pass());
+    CHECK(c.stored.ok());  // the file holds its (thinned) manifest ...
+    CHECK(c.made.missing.size() == full.taps.size() - 1);  // ... which lacks what the reference records
+    CHECK(c.report.only_in_reference.size() == full.taps.size() - 1);
+    const std::string fail_line = fmt::format("tap set: FAIL: the reference records {} taps", full.taps.size());
+    CHECK(text.find(fail_line) != std::string::npos);
+    CHECK(text.find(fmt::format("the manifest lacks {} tap(s): /", full.taps.size() - 1)) != std::string::npos);
+    CHECK(text.find("the tap set differs from the reference's") != std::string::npos);
+  }
+
+  SECTION("datasets deleted after writing, its manifest intact, it fails and names them") {
+    Golden g = full;
+    const std::string gone = "/decode_0001/layer_01/lightning/gla/out";
+    g.taps.erase(gone);
+    const GoldenCheck c = check_golden(g, r.s, r.truth, h, shown);
+    const std::string text = format_golden_check(c, g, shown);
+    INFO(text);
+    CHECK_FALSE(c.pass());
+    CHECK(c.made.ok());
+    CHECK(c.stored.missing == std::vector<std::string>{gone});
+    CHECK(text.find("the file lacks, of its own manifest, 1 tap(s): " + gone) != std::string::npos);
+  }
+
+  SECTION("an extra tap, one the reference does not record, fails it and is named") {
+    // A decode step's state that only the last step keeps, and a kind the model has no tap of.
+    for (const std::string extra : {"/decode_0000/layer_01/lightning/gla/state", "/prefill/layer_01/no/such"}) {
+      Golden g = full;
+      g.taps[extra] = full.taps.at("/decode_0003/layer_01/lightning/gla/state");
+      g.meta.manifest = tap_shapes(g.taps);
+      const GoldenCheck c = check_golden(g, r.s, r.truth, h, shown);
+      const std::string text = format_golden_check(c, g, shown);
+      INFO(text);
+      CHECK_FALSE(c.pass());
+      CHECK(c.made.extra == std::vector<std::string>{extra});
+      CHECK(c.report.pass());  // every tap the reference records still matches
+      CHECK(text.find("the reference does not record, 1 tap(s): " + extra) != std::string::npos);
+    }
+  }
+
+  SECTION("a tap of another shape fails it and is named with both shapes") {
+    Golden g = full;
+    Tap& t = g.taps.at(kept);
+    t.shape[0] -= 1;
+    t.data.resize(size_t(t.numel()));
+    g.meta.manifest = tap_shapes(g.taps);
+    const GoldenCheck c = check_golden(g, r.s, r.truth, h, shown);
+    INFO(format_golden_check(c, g, shown));
+    CHECK_FALSE(c.pass());
+    REQUIRE(c.made.reshaped.size() == 1);
+    CHECK(c.made.reshaped[0].rfind(kept + ": [10,", 0) == 0);
+  }
+
+  SECTION("a golden recorded on another scenario fails it, in the library and through the CLI") {
+    Golden g = full;
+    g.meta.scenario = "tiny-sparse";
+    const GoldenCheck c = check_golden(g, r.s, r.truth, h, shown);
+    const std::string text = format_golden_check(c, g, shown);
+    INFO(text);
+    CHECK_FALSE(c.scenario_ok);
+    CHECK_FALSE(c.pass());
+    CHECK(text.find("recorded on scenario 'tiny-sparse', checked against 'tiny-short'") != std::string::npos);
+
+    const std::string path = test::scratch_dir("golden_other_scenario") + "/tiny-short.h5";
+    write_golden(path, full);
+    const test::CliResult cli =
+        test::run_salasim("golden check --scenario scenarios/tiny-sparse.json --golden " + path);
+    INFO(cli.output);
+    CHECK(cli.exit_code == 2);
+    CHECK(cli.output.find("the golden was recorded on scenario 'tiny-short', but scenarios/tiny-sparse.json is "
+                          "scenario 'tiny-sparse'") != std::string::npos);
+  }
+
+  SECTION("another golden format, or a manifest that is not one, is refused naming the file and attribute") {
+    const std::string dir = test::scratch_dir("golden_format");
+    DumpInfo info;
+    info.scenario = "tiny-short";
+    info.backend = "test";
+    info.extra = {{"golden_format", "1"}, {"golden_device", "FakeGPU"}, {"golden_gpu_source_hash", h.hex},
+                  {"golden_gpu_source_files", "gpu/gla.cu"}, {"golden_scenario_path", "scenarios/tiny-short.json"},
+                  {"golden_prefill_rows", "0,1"}};
+    write_taps(dir + "/v1.h5", {{kept, full.taps.at(kept)}}, info, FloatStorage::Float32);
+    std::string msg = error_of([&] { read_golden(dir + "/v1.h5"); });
+    CHECK(msg.find("v1.h5: file attribute 'golden_format' is '1', this build reads format 2") != std::string::npos);
+    const test::CliResult cli = test::run_salasim("golden check --golden " + dir + "/v1.h5");
+    INFO(cli.output);
+    CHECK(cli.exit_code == 2);
+    CHECK(cli.output.find("'golden_format' is '1'") != std::string::npos);
+
+    info.extra["golden_format"] = kGoldenFormat;
+    info.extra["golden_manifest_source"] = "test";
+    for (const std::string bad :
+         {"[1, 2]", R"({"/prefill/embed/out": "11x256"})", R"({"/prefill/embed/out": [11, -1]})", "{"}) {
+      info.extra["golden_taps"] = bad;
+      write_taps(dir + "/bad.h5", {{kept, full.taps.at(kept)}}, info, FloatStorage::Float32);
+      msg = error_of([&] { read_golden(dir + "/bad.h5"); });
+      INFO(bad << ": " << msg);
+      CHECK(msg.find("bad.h5: file attribute 'golden_taps'") != std::string::npos);
+    }
+  }
+
+  SECTION("salasim golden check fails a golden thinned to one tap, exit 1, naming what is missing") {
+    Golden g = peer_golden(r, gpu_source_hash());
+    g.taps = {{kept, g.taps.at(kept)}};
+    g.meta.manifest = tap_shapes(g.taps);
+    const std::string path = test::scratch_dir("golden_thin_cli") + "/thin.h5";
+    write_golden(path, g);
+    const test::CliResult cli = test::run_salasim("golden check --golden " + path);
+    INFO(cli.output);
+    CHECK(cli.exit_code == 1);
+    CHECK(cli.output.find(fmt::format("tap set: FAIL: the reference records {} taps", full.taps.size())) !=
+          std::string::npos);
+    CHECK(cli.output.find("golden check: FAIL (the tap set differs from the reference's; ") != std::string::npos);
   }
 }

@@ -1,6 +1,7 @@
 // verify's peer mode compares every tap as the reference and the peer produce it (scenarios/verify.hpp
 // run_truth_streaming): on the short scenario its report and its golden check equal, number for number, what the full
-// runs give, and the progress cost model adds up to the scenario's work.
+// runs give (a thinned or padded golden fails alike: the streaming run knows every tap it made), and the progress
+// cost model adds up to the scenario's work.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -31,16 +32,52 @@ TEST_CASE("verify: comparing taps as they come gives the full runs' report and g
   opt.on_layer = [&events](bool peer, const ref::RefModel& m, int layer, int64_t rows) {
     events[peer].push_back({m.len, rows, layer, m.phase});
   };
-  const StreamedTruth st = run_truth_streaming(r.s, r.w, golden_keep(g), opt);
+  const StreamedTruth st = run_truth_streaming(r.s, r.w, golden_keep(g, r.s), opt);
 
   test::check_same_reports(st.result.report, compare_taps(r.truth.ref, &r.truth.peer, r.truth.peer));
   CHECK(st.result.report.pass());
   CHECK(st.result.kept_error.empty());
+
+  // The streaming run keeps the golden's taps only, yet knows the whole tap set it made: names, shapes and order.
+  const GoldenTruth whole = golden_truth(r.truth, r.s), streamed = golden_truth(st.result, r.s);
+  auto same_headers = [](const TapHeaders& made, const TapHeaders& want) {
+    REQUIRE(made.size() == want.size());
+    for (const auto& [name, h] : want) {
+      INFO(name);
+      REQUIRE(made.count(name));
+      CHECK(made.at(name).shape == h.shape);
+      CHECK(made.at(name).integer == h.integer);
+      CHECK(made.at(name).order == h.order);
+    }
+  };
+  same_headers(streamed.ref_made, whole.ref_made);
+  same_headers(streamed.peer_made, whole.peer_made);
+  CHECK(streamed.ref.size() == g.taps.size());  // data of the golden's taps alone
+
+  // The committed golden passes both ways alike; thinned to one tap, or with a tap the reference does not record, it
+  // fails both ways alike, the streaming check naming the same missing and extra taps.
   const SourceHash h = gpu_source_hash();
-  const GoldenCheck full = check_golden(g, r.truth, h, shown);
-  const GoldenCheck cut = check_golden_cut(g, st.result.ref_kept, st.result.peer_kept, h, shown);
-  test::check_same_reports(cut.report, full.report);
-  CHECK(cut.report.rows.size() == g.taps.size());
+  Golden thin = g, padded = g;
+  const std::string kept = "/prefill/layer_03/sparse/attn/out", extra = "/decode_0000/layer_01/lightning/gla/state";
+  thin.taps = {{kept, g.taps.at(kept)}};
+  thin.meta.manifest = tap_shapes(thin.taps);
+  padded.taps[extra] = g.taps.at("/decode_0003/layer_01/lightning/gla/state");
+  padded.meta.manifest = tap_shapes(padded.taps);
+  for (const Golden* gold : std::vector<const Golden*>{&g, &thin, &padded}) {
+    const GoldenCheck full = check_golden(*gold, r.s, r.truth, h, shown);
+    const GoldenCheck cut = check_golden(*gold, r.s, streamed, h, shown);
+    INFO(format_golden_check(cut, *gold, shown));
+    test::check_same_reports(cut.report, full.report);
+    CHECK(cut.pass() == (gold == &g));
+    CHECK(cut.pass() == full.pass());
+    CHECK(cut.expected_taps == full.expected_taps);
+    CHECK(cut.made.missing == full.made.missing);
+    CHECK(cut.made.extra == full.made.extra);
+    CHECK(cut.made.reshaped == full.made.reshaped);
+    CHECK(format_golden_check(cut, *gold, shown) == format_golden_check(full, *gold, shown));
+  }
+  CHECK(check_golden(thin, r.s, streamed, h, shown).made.missing.size() == g.taps.size() - 1);
+  CHECK(check_golden(padded, r.s, streamed, h, shown).made.extra == std::vector<std::string>{extra});
 
   // Every layer of every prefill piece and decode step reported once per run; fed to the progress line, they make
   // the whole job, as its last line says.

@@ -12,6 +12,7 @@
 #include "scenarios/verify.hpp"
 #include "tests/compare/run_cli.hpp"
 #include "tests/scenarios/verify_support.hpp"
+#include "tests/support/allowance.hpp"
 #include "tests/support/catch.hpp"
 #include "tests/support/paths.hpp"
 
@@ -46,19 +47,6 @@ struct FaultyBackend : Backend {
 };
 
 const ToleranceRow& row_of(const std::string& name) { return tolerance_row(tolerance_table(), tap_kind(name)); }
-
-// The absolute error the table allows on element i of tap `name`: the max-err allowance times max(|r_i|, RMS).
-double allowed_at(const Truth& t, const std::string& name, size_t i) {
-  const ToleranceRow& tol = row_of(name);
-  const TensorMetrics pm = tensor_metrics(name, t.ref.at(name), t.peer.at(name));
-  return (tol.mult * pm.max_err + tol.max_floor) * std::max(std::fabs(t.ref.at(name).data[i]), pm.ref_rms);
-}
-
-// The rel-RMS error the table allows on tap `name`.
-double allowed_rel_rms(const Truth& t, const std::string& name) {
-  const ToleranceRow& tol = row_of(name);
-  return tol.mult * tensor_metrics(name, t.ref.at(name), t.peer.at(name)).rel_rms + tol.rms_floor;
-}
 
 // In row (q, g) of a selection tap, replaces a selected block scoring well above the row's boundary by an unselected
 // past block scoring well below it (both at least twice the tie band away). Returns false when the row has none.
@@ -133,12 +121,12 @@ TEST_CASE("verify: each fault injected through the Backend interface fails and n
   SECTION("one element off by four times its allowance") {
     tap = "/prefill/layer_01/lightning/gla/out", dir = "verify_fault_element";
     const size_t i = t.ref.at(tap).data.size() / 3 + 7;
-    const double v = t.ref.at(tap).data[i] + 4 * allowed_at(t, tap, i);
+    const double v = t.ref.at(tap).data[i] + 4 * test::allowed_at(t.ref, t.peer, tap, i);
     fault = [tap, i, v](TapMap& m) { m.at(tap).data[i] = v; };
   }
   SECTION("a whole tensor scaled by four times its rel-RMS allowance") {
     tap = "/prefill/layer_02/mlp/out", dir = "verify_fault_scale";
-    const double f = 1 + 4 * allowed_rel_rms(t, tap);
+    const double f = 1 + 4 * test::allowed_rel_rms(t.ref, t.peer, tap);
     fault = [tap, f](TapMap& m) {
       for (double& x : m.at(tap).data) x *= f;
     };

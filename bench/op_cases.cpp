@@ -1,0 +1,620 @@
+// The op-case table (op_cases.hpp): full-config shapes (scenarios/models/minicpm-sala-9b.json), counter-based random
+// inputs that the host regenerates bit for bit for the reference, FLOPs and bytes from reports/op_costs.
+#include "bench/op_cases.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "compare/report.hpp"
+#include "compare/selection.hpp"
+#include "compare/tolerance.hpp"
+#include "gpu/compress_k.hpp"
+#include "gpu/gla.hpp"
+#include "gpu/linear.hpp"
+#include "gpu/ops.hpp"
+#include "gpu/select_blocks.hpp"
+#include "gpu/sparse_attn.hpp"
+#include "model/bf16.hpp"
+#include "model/config.hpp"
+#include "model/error.hpp"
+#include "model/synth.hpp"
+#include "reference/model.hpp"
+#include "reference/ops.hpp"
+#include "reports/hardware.hpp"
+#include "reports/op_costs.hpp"
+
+namespace salasim::bench {
+
+namespace {
+
+using gpu::bf16_t;
+using ref::Mat;
+constexpr int64_t kChunk = 16384;  // the runner's prefill chunk
+
+const ModelConfig& full_config() {
+  static const ModelConfig c = load_config(std::string(SALASIM_SOURCE_DIR) + "/scenarios/models/minicpm-sala-9b.json");
+  return c;
+}
+
+// Element i of a tensor = synth_bf16(key, i, amp): uniform with standard deviation `std`.
+struct Rand {
+  uint64_t key;
+  float amp;
+};
+Rand rnd(uint64_t seed, const char* name, double std) {
+  return {synth_key(seed, fnv1a64(name)), float(std * std::sqrt(3.0))};
+}
+void fill(bf16_t* p, int64_t n, Rand r) { gpu::synth_fill(p, n, 0, r.key, r.amp, false, nullptr); }
+// Rows [r0, r0 + n), columns [c0, c0 + nc) of a tensor of row stride ld filled by r.
+Mat host(Rand r, int64_t ld, int64_t r0, int64_t n, int64_t c0, int64_t nc) {
+  Mat m(n, nc);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < nc; ++j)
+      m(i, j) = double(float_from_bf16(synth_bf16(r.key, uint64_t((r0 + i) * ld + c0 + j), r.amp)));
+  return m;
+}
+Mat download(const bf16_t* p, int64_t ld, int64_t r0, int64_t n, int64_t c0, int64_t nc) {
+  gpu::synchronize();
+  std::vector<bf16_t> row = std::vector<bf16_t>(size_t(nc));
+  Mat m(n, nc);
+  for (int64_t i = 0; i < n; ++i) {
+    gpu::copy_to_host(row.data(), p + (r0 + i) * ld + c0, size_t(nc) * 2);
+    for (int64_t j = 0; j < nc; ++j) m(i, j) = double(float_from_bf16(row[size_t(j)]));
+  }
+  return m;
+}
+// Up to three bands of `n` rows: the first, the middle and the last of T.
+std::vector<std::pair<int64_t, int64_t>> bands(int64_t T, int64_t n = 24) {
+  if (T <= 3 * n) return {{0, T}};
+  return {{0, n}, {T / 2 - n / 2, T / 2 - n / 2 + n}, {T - n, T}};
+}
+Tap as_tap(const Mat& m) { return Tap{{m.rows(), m.cols()}, {m.data(), m.data() + m.size()}}; }
+// The project's gate: err(gpu, ref64) <= mult err(peer, ref64) + floor, per the tolerance row `kind`.
+CheckResult gate(const std::string& kind, const Mat& r64, const Mat& peer, const Mat& got) {
+  const std::string name = "/op/" + kind;
+  TapMap r{{name, as_tap(r64)}}, p{{name, as_tap(peer)}}, g{{name, as_tap(got)}};
+  const CompareReport rep = compare_taps(r, &p, g);
+  return {rep.pass(), format_report(rep)};
+}
+CheckResult both(CheckResult a, const CheckResult& b) {
+  a.pass = a.pass && b.pass;
+  a.report += b.report;
+  return a;
+}
+
+std::string shape_of(int64_t T, const std::string& rest) { return fmt::format("T={} {}", T, rest); }
+
+// ---- gla: the whole context in one call (how fla's chunk_simple_gla is timed) ----
+OpCase gla_case(int64_t N, uint64_t seed) {
+  const ModelConfig& c = full_config();
+  const int H = c.lightning_nh, hd = c.lightning_head_dim;
+  const int64_t Ld = c.lightning_dim(), T = N, ld = 3 * Ld;
+  struct S {
+    gpu::Buffer<bf16_t> qkv, o;
+    gpu::Buffer<float> St, gamma;
+    gpu::Buffer<uint8_t> ws;
+  };
+  auto s = std::make_shared<S>();
+  const Rand r = rnd(seed, "gla.qkv", 1.0);
+  s->qkv = gpu::Buffer<bf16_t>(size_t(T * ld), "gla q|k|v");
+  fill(s->qkv.get(), T * ld, r);
+  s->o = gpu::Buffer<bf16_t>(size_t(T * Ld), "gla out");
+  s->St = gpu::Buffer<float>(size_t(H) * hd * hd, "gla state");
+  gpu::fill_bytes(s->St.get(), 0, s->St.size() * 4);
+  const std::vector<double> decay = c.lightning_decay();
+  s->gamma = gpu::to_device(std::vector<float>(decay.begin(), decay.end()), "decay");
+  s->ws = gpu::Buffer<uint8_t>(gpu::gla_workspace_bytes(T, H, hd), "gla workspace");
+  const float tau = float(c.lightning_tau());
+  OpCase oc;
+  oc.op = "gla";
+  oc.shape = shape_of(T, fmt::format("H={} hd={}", H, hd));
+  oc.tolerance = "lightning/gla/out";
+  oc.context = N;
+  oc.flops = double(T) * H * (4.0 * 64 * hd + 4.0 * hd * hd);
+  oc.bytes = double(T) * 4 * Ld * 2 + double(H) * hd * hd * 4 * 2;
+  oc.run = [s, T, H, hd, Ld, ld, tau](gpu::Stream st) {
+    const bf16_t* q = s->qkv.get();
+    gpu::gla_chunked(q, q + Ld, q + 2 * Ld, ld, T, H, hd, s->gamma.get(), tau, s->St.get(), s->o.get(), Ld, s->ws.get(), st);
+  };
+  oc.check = [s, r, T, H, hd, Ld, ld, tau, decay, run = oc.run] {
+    gpu::fill_bytes(s->St.get(), 0, s->St.size() * 4);
+    gpu::fill_bytes(s->o.get(), 0xff, s->o.size() * 2);
+    run(nullptr);
+    const Mat q = host(r, ld, 0, T, 0, Ld), k = host(r, ld, 0, T, Ld, Ld), v = host(r, ld, 0, T, 2 * Ld, Ld);
+    std::vector<Mat> S64(size_t(H), Mat::Zero(hd, hd)), Spe = S64;
+    const Mat o64 = ref::gla_chunked(q, k, v, decay, tau, S64, ref::f64());
+    const Mat ope = ref::gla_chunked(q, k, v, decay, tau, Spe, ref::peer());
+    CheckResult res = gate("lightning/gla/out", o64, ope, download(s->o.get(), Ld, 0, T, 0, Ld));
+    Mat s64(H * hd, hd), spe(H * hd, hd), got(H * hd, hd);
+    const std::vector<float> st = s->St.download();
+    for (int h = 0; h < H; ++h) {
+      s64.middleRows(h * hd, hd) = S64[size_t(h)];
+      spe.middleRows(h * hd, hd) = Spe[size_t(h)];
+      for (int i = 0; i < hd * hd; ++i) got(h * hd + i / hd, i % hd) = double(st[size_t(h * hd * hd + i)]);
+    }
+    return both(res, gate("lightning/gla/state", s64, spe, got));
+  };
+  oc.state = s;
+  return oc;
+}
+
+// ---- the sparse layer's data: the 16K-query chunk ending at N, a key/value cache of N, compressed keys ----
+struct Sparse {
+  int64_t N = 0, T = 0, pos0 = 0, cap1 = 0, cap2 = 0, NB = 0;
+  ref::SelectParams sp;
+  Rand rq{}, rk{}, rv{};
+  gpu::Buffer<bf16_t> q, K, V, K1, K2, out;
+  gpu::Buffer<int32_t> blocks;
+  gpu::Buffer<float> scores;
+  gpu::Buffer<uint8_t> sel_ws, attn_ws;
+  gpu::SelectArgs sel;
+};
+std::shared_ptr<Sparse> sparse_data(int64_t N, uint64_t seed) {
+  const ModelConfig& c = full_config();
+  auto s = std::make_shared<Sparse>();
+  s->sp = ref::select_params(c);
+  const ref::SelectParams& sp = s->sp;
+  s->N = N;
+  s->T = std::min(kChunk, N);
+  s->pos0 = N - s->T;
+  s->NB = (N + sp.block - 1) / sp.block;
+  s->cap1 = std::max<int64_t>(1, ref::n_windows(N, sp.kernel, sp.stride));
+  s->cap2 = std::max<int64_t>(1, ref::n_windows(N, 4 * sp.kernel, 4 * sp.stride));
+  s->rq = rnd(seed, "sparse.q", 1.0);
+  s->rk = rnd(seed, "sparse.k", 1.0);
+  s->rv = rnd(seed, "sparse.v", 1.0);
+  const int64_t HD = int64_t(sp.heads) * sp.hd;
+  s->q = gpu::Buffer<bf16_t>(size_t(s->T * HD), "queries");
+  fill(s->q.get(), s->T * HD, s->rq);
+  s->K = gpu::Buffer<bf16_t>(size_t(sp.groups * N * sp.hd), "key cache");
+  fill(s->K.get(), sp.groups * N * sp.hd, s->rk);
+  s->V = gpu::Buffer<bf16_t>(size_t(sp.groups * N * sp.hd), "value cache");
+  fill(s->V.get(), sp.groups * N * sp.hd, s->rv);
+  s->K1 = gpu::Buffer<bf16_t>(size_t(sp.groups * s->cap1 * sp.hd), "K1");
+  s->K2 = gpu::Buffer<bf16_t>(size_t(sp.groups * s->cap2 * sp.hd), "K2");
+  gpu::compress_k(s->K.get(), N, sp.groups, sp.hd, 0, N, sp.kernel, sp.stride, s->K1.get(), s->cap1, nullptr);
+  gpu::compress_k(s->K.get(), N, sp.groups, sp.hd, 0, N, 4 * sp.kernel, 4 * sp.stride, s->K2.get(), s->cap2, nullptr);
+  s->out = gpu::Buffer<bf16_t>(size_t(s->T * HD), "attention out");
+  s->blocks = gpu::Buffer<int32_t>(size_t(s->T * sp.groups * sp.k_sel), "selected blocks");
+  s->sel_ws = gpu::Buffer<uint8_t>(gpu::select_blocks_workspace(s->T, N, sp.heads, sp.groups, sp.kernel, sp.stride),
+                                   "select workspace");
+  s->attn_ws = gpu::Buffer<uint8_t>(std::max<size_t>(1, gpu::sparse_attn_workspace_bytes(s->T, sp.groups, sp.k_sel, N)),
+                                    "attention split partials");
+  gpu::SelectArgs& a = s->sel;
+  a.q = s->q.get();
+  a.ldq = HD;
+  a.T = s->T;
+  a.pos0 = s->pos0;
+  a.k1 = s->K1.get();
+  a.k1_cap = s->cap1;
+  a.k2 = s->K2.get();
+  a.k2_cap = s->cap2;
+  a.H = sp.heads;
+  a.G = sp.groups;
+  a.hd = sp.hd;
+  a.tau = float(sp.tau);
+  a.kernel = sp.kernel;
+  a.stride = sp.stride;
+  a.block = sp.block;
+  a.init_blocks = sp.init_blocks;
+  a.local_blocks = sp.local_blocks;
+  a.k_sel = sp.k_sel;
+  a.blocks = s->blocks.get();
+  a.n_blocks = s->NB;
+  a.workspace = s->sel_ws.get();
+  a.workspace_bytes = s->sel_ws.size();
+  gpu::select_blocks(a, nullptr);  // the selection sparse_attn attends over
+  gpu::synchronize();
+  return s;
+}
+std::vector<Mat> host_heads(Rand r, int64_t N, int G, int hd) {
+  std::vector<Mat> m;
+  for (int g = 0; g < G; ++g) m.push_back(host(r, hd, int64_t(g) * N, N, 0, hd));
+  return m;
+}
+ref::Selection selection_rows(const std::vector<int32_t>& all, int64_t r0, int64_t r1, int G, int K) {
+  ref::Selection sel;
+  sel.T = r1 - r0;
+  sel.G = G;
+  sel.K = K;
+  sel.blocks.assign(all.begin() + r0 * G * K, all.begin() + r1 * G * K);
+  return sel;
+}
+std::string sparse_shape(const Sparse& s) {
+  return fmt::format("T={} pos0={} H={} G={} hd={}", s.T, s.pos0, s.sp.heads, s.sp.groups, s.sp.hd);
+}
+
+OpCase sparse_attn_case(int64_t N, uint64_t seed) {
+  auto s = sparse_data(N, seed);
+  const ref::SelectParams sp = s->sp;
+  const int64_t HD = int64_t(sp.heads) * sp.hd;
+  OpCase oc;
+  oc.op = "sparse_attn";
+  oc.shape = sparse_shape(*s);
+  oc.tolerance = "sparse/attn/out";
+  oc.context = N;
+  const double keys = reports::sum_selected_keys(s->pos0, N, sp.block, sp.k_sel);
+  oc.flops = double(sp.heads) * 4 * sp.hd * keys;
+  oc.exps = double(sp.heads) * keys;
+  oc.bytes = double(sp.groups) * 2 * sp.hd * 2 * keys / double(std::min<int64_t>(sp.block, s->T)) + double(s->T) * HD * 2 * 2;
+  gpu::AttnArgs a;
+  a.q = s->q.get();
+  a.ldq = HD;
+  a.T = s->T;
+  a.pos0 = s->pos0;
+  a.K = s->K.get();
+  a.V = s->V.get();
+  a.cap = N;
+  a.H = sp.heads;
+  a.G = sp.groups;
+  a.hd = sp.hd;
+  a.tau = float(sp.tau);
+  a.block = sp.block;
+  a.blocks = s->blocks.get();
+  a.k_sel = sp.k_sel;
+  a.out = s->out.get();
+  a.ldo = HD;
+  a.workspace = s->attn_ws.get();
+  a.workspace_bytes = s->attn_ws.size();
+  oc.run = [s, a](gpu::Stream st) { gpu::sparse_attn(a, st); };
+  oc.check = [s, sp, HD, run = oc.run] {
+    gpu::fill_bytes(s->out.get(), 0xff, s->out.size() * 2);
+    run(nullptr);
+    const std::vector<int32_t> blocks = s->blocks.download();
+    const std::vector<Mat> K = host_heads(s->rk, s->N, sp.groups, sp.hd), V = host_heads(s->rv, s->N, sp.groups, sp.hd);
+    CheckResult res{true, ""};
+    for (auto [r0, r1] : bands(s->T)) {
+      const Mat q = host(s->rq, HD, r0, r1 - r0, 0, HD);
+      const ref::Selection sel = selection_rows(blocks, r0, r1, sp.groups, sp.k_sel);
+      const int64_t p0 = s->pos0 + r0;
+      res = both(res, gate("sparse/attn/out", ref::sparse_attn(q, p0, K, V, sel, sp.block, sp.tau, ref::f64()),
+                           ref::sparse_attn(q, p0, K, V, sel, sp.block, sp.tau, ref::peer()),
+                           download(s->out.get(), HD, r0, r1 - r0, 0, HD)));
+    }
+    return res;
+  };
+  oc.state = s;
+  return oc;
+}
+
+OpCase select_blocks_case(int64_t N, uint64_t seed) {
+  auto s = sparse_data(N, seed);
+  const ref::SelectParams sp = s->sp;
+  const int64_t HD = int64_t(sp.heads) * sp.hd;
+  OpCase oc;
+  oc.op = "select_blocks";
+  oc.shape = sparse_shape(*s);
+  oc.tolerance = "sparse/select/blocks";
+  oc.context = N;
+  const double s1 = reports::sum_visible_windows(s->pos0, N, sp.kernel, sp.stride);
+  const double s2 = reports::sum_visible_windows(s->pos0, N, 4 * sp.kernel, 4 * sp.stride);
+  const double blocks = reports::sum_causal_blocks(s->pos0, N, sp.block);
+  oc.flops = double(sp.heads) * 2 * sp.hd * (s1 + s2);
+  oc.exps = double(sp.heads) * (s1 + s2);
+  // pooled keys written and read by top-k, the compressed keys once per 16-query tile, q read
+  oc.bytes = double(sp.groups) * blocks * 2 * 2 + double(s->T) / 16 * double(s->cap1 + s->cap2) * sp.groups * sp.hd * 2 +
+             double(s->T) * HD * 2;
+  oc.run = [s](gpu::Stream st) {
+    gpu::SelectArgs a = s->sel;
+    a.scores = nullptr;
+    gpu::select_blocks(a, st);
+  };
+  oc.check = [s, sp, HD] {
+    s->scores = gpu::Buffer<float>(size_t(s->T * sp.groups * s->NB), "pooled scores");
+    gpu::SelectArgs a = s->sel;
+    a.scores = s->scores.get();
+    gpu::fill_bytes(s->blocks.get(), 0xff, s->blocks.size() * 4);
+    gpu::select_blocks(a, nullptr);
+    gpu::synchronize();
+    const std::vector<int32_t> blocks = s->blocks.download();
+    const std::vector<float> scores = s->scores.download();
+    s->scores = gpu::Buffer<float>();
+    const std::vector<Mat> K = host_heads(s->rk, s->N, sp.groups, sp.hd);
+    std::vector<Mat> K1, K2;
+    for (const Mat& k : K) {
+      K1.push_back(ref::compress_k(k, s->N, sp.kernel, sp.stride, ref::peer()));
+      K2.push_back(ref::compress_k(k, s->N, 4 * sp.kernel, 4 * sp.stride, ref::peer()));
+    }
+    const double band = tolerance_row(tolerance_table(), "sparse/select/blocks").tie_band;
+    const int64_t G = sp.groups, Ks = sp.k_sel, NB = s->NB;
+    CheckResult res{true, ""};
+    for (auto [r0, r1] : bands(s->T, 8)) {
+      const int64_t n = r1 - r0;
+      const Mat q = host(s->rq, HD, r0, n, 0, HD);
+      const ref::Selection r64 = ref::select_blocks(q, s->pos0 + r0, K1, K2, sp, NB, true, ref::f64());
+      const ref::Selection rpe = ref::select_blocks(q, s->pos0 + r0, K1, K2, sp, NB, true, ref::peer());
+      const Tap sc{{n, G, NB}, r64.scores, false, 0};
+      const std::vector<int32_t> gb(blocks.begin() + r0 * G * Ks, blocks.begin() + r1 * G * Ks);
+      auto ids = [&](const std::vector<int32_t>& v) { return Tap{{n, G, Ks}, std::vector<double>(v.begin(), v.end()), true, 0}; };
+      const SelectionReport rep = compare_selection("/op/sparse/select/blocks", ids(r64.blocks), ids(gb), &sc, band);
+      res.pass = res.pass && rep.pass();
+      res.report += fmt::format("rows {}..{}: {} of {} rows differ, {} in band, {} out of band\n", r0, r1 - 1,
+                                rep.rows_differing, rep.rows, rep.in_band, rep.out_of_band);
+      auto mat = [&](const std::vector<double>& v) {
+        Mat m(n * G, NB);
+        for (int64_t i = 0; i < m.size(); ++i) m(i / NB, i % NB) = std::isfinite(v[size_t(i)]) ? v[size_t(i)] : 0.0;
+        return m;
+      };
+      const std::vector<double> got(scores.begin() + r0 * G * NB, scores.begin() + r1 * G * NB);
+      res = both(res, gate("sparse/select/scores", mat(r64.scores), mat(rpe.scores), mat(got)));
+    }
+    return res;
+  };
+  oc.state = s;
+  return oc;
+}
+
+OpCase compress_k_case(int64_t N, uint64_t seed) {
+  auto s = sparse_data(N, seed);
+  const ref::SelectParams sp = s->sp;
+  OpCase oc;
+  oc.op = "compress_k";
+  oc.shape = fmt::format("T={} pos0={} G={} hd={} (K1 and K2)", s->T, s->pos0, sp.groups, sp.hd);
+  oc.tolerance = "sparse/compress_k/k1";
+  oc.context = N;
+  // each new key read kernel/stride = 2 times per window kind; the new windows written
+  const double n1 = double(s->cap1 - ref::n_windows(s->pos0, sp.kernel, sp.stride));
+  const double n2 = double(s->cap2 - ref::n_windows(s->pos0, 4 * sp.kernel, 4 * sp.stride));
+  oc.bytes = double(sp.groups) * sp.hd * 2 * (4.0 * double(s->T) + n1 + n2);
+  oc.flops = double(sp.groups) * sp.hd * (32.0 * n1 + 128.0 * n2);
+  oc.run = [s, sp](gpu::Stream st) {
+    gpu::compress_k(s->K.get(), s->N, sp.groups, sp.hd, s->pos0, s->N, sp.kernel, sp.stride, s->K1.get(), s->cap1, st);
+    gpu::compress_k(s->K.get(), s->N, sp.groups, sp.hd, s->pos0, s->N, 4 * sp.kernel, 4 * sp.stride, s->K2.get(), s->cap2, st);
+  };
+  oc.check = [s, sp, run = oc.run] {
+    run(nullptr);
+    const std::vector<Mat> K = host_heads(s->rk, s->N, sp.groups, sp.hd);
+    CheckResult res{true, ""};
+    for (int kind = 0; kind < 2; ++kind) {
+      const int kernel = kind ? 4 * sp.kernel : sp.kernel, stride = kind ? 4 * sp.stride : sp.stride;
+      const int64_t lo = ref::n_windows(s->pos0, kernel, stride), hi = ref::n_windows(s->N, kernel, stride);
+      const int64_t cap = kind ? s->cap2 : s->cap1;
+      if (hi <= lo) continue;
+      Mat r64(sp.groups * (hi - lo), sp.hd), rpe = r64, got = r64;
+      for (int g = 0; g < sp.groups; ++g) {
+        r64.middleRows(g * (hi - lo), hi - lo) = ref::compress_k(K[size_t(g)], s->N, kernel, stride, ref::f64()).middleRows(lo, hi - lo);
+        rpe.middleRows(g * (hi - lo), hi - lo) = ref::compress_k(K[size_t(g)], s->N, kernel, stride, ref::peer()).middleRows(lo, hi - lo);
+        got.middleRows(g * (hi - lo), hi - lo) = download((kind ? s->K2 : s->K1).get(), sp.hd, g * cap + lo, hi - lo, 0, sp.hd);
+      }
+      res = both(res, gate(kind ? "sparse/compress_k/k2" : "sparse/compress_k/k1", r64, rpe, got));
+    }
+    return res;
+  };
+  oc.state = s;
+  return oc;
+}
+
+// ---- elementwise ops over one prefill chunk ----
+struct Elem {
+  int64_t T = 0;
+  gpu::Buffer<bf16_t> x, z, w, y;
+  gpu::Buffer<float> inv_freq;
+};
+
+OpCase rope_case(int64_t N, uint64_t seed) {
+  const ModelConfig& c = full_config();
+  const int H = c.lightning_nh, hd = c.lightning_head_dim;
+  const int64_t Ld = c.lightning_dim(), T = std::min(kChunk, N), pos0 = N - T;
+  auto s = std::make_shared<Elem>();
+  s->T = T;
+  const Rand rx = rnd(seed, "rope.x", 1.0), rw = rnd(seed, "rope.w", 0.3);
+  s->x = gpu::Buffer<bf16_t>(size_t(T * Ld), "q");
+  s->w = gpu::Buffer<bf16_t>(size_t(hd), "q_norm");
+  fill(s->x.get(), T * Ld, rx);
+  fill(s->w.get(), hd, rw);
+  const ref::RopeTable tab = ref::rope_table(hd, c.rope_theta, ref::RopeAngles::Fp32);
+  s->inv_freq = gpu::to_device(tab.inv_freq32, "rope inv_freq");
+  const float eps = float(c.rms_norm_eps);
+  OpCase oc;
+  oc.op = "rope";
+  oc.shape = shape_of(T, fmt::format("pos0={} H={} hd={} (q-norm + RoPE, in place)", pos0, H, hd));
+  oc.tolerance = "lightning/qk_rope/q";
+  oc.context = N;
+  oc.bytes = double(T) * Ld * 2 * 2;
+  oc.flops = double(T) * Ld * 10;
+  oc.run = [s, T, Ld, H, hd, eps, pos0](gpu::Stream st) {
+    gpu::rope(s->x.get(), Ld, T, H, hd, s->w.get(), eps, pos0, s->inv_freq.get(), st);
+  };
+  oc.check = [s, rx, rw, tab, T, Ld, hd, eps, pos0, run = oc.run] {
+    fill(s->x.get(), T * Ld, rx);
+    run(nullptr);
+    const Mat wv = host(rw, hd, 0, 1, 0, hd);
+    CheckResult res{true, ""};
+    for (auto [r0, r1] : bands(T)) {
+      const Mat x = host(rx, Ld, r0, r1 - r0, 0, Ld);
+      Mat r64 = ref::rmsnorm_heads(x, wv.row(0).transpose(), hd, eps, ref::f64());
+      Mat rpe = ref::rmsnorm_heads(x, wv.row(0).transpose(), hd, eps, ref::peer());
+      ref::rope(r64, pos0 + r0, tab, ref::f64());
+      ref::rope(rpe, pos0 + r0, tab, ref::peer());
+      res = both(res, gate("lightning/qk_rope/q", r64, rpe, download(s->x.get(), Ld, r0, r1 - r0, 0, Ld)));
+    }
+    return res;
+  };
+  oc.state = s;
+  return oc;
+}
+
+// residual (h += s b, then the next RMSNorm) and plain rmsnorm share a shape
+OpCase norm_case(const std::string& op, int64_t N, uint64_t seed) {
+  const ModelConfig& c = full_config();
+  const int D = c.hidden_size;
+  const int64_t T = std::min(kChunk, N);
+  const bool res_op = op == "residual";
+  auto s = std::make_shared<Elem>();
+  s->T = T;
+  const Rand rh = rnd(seed, "norm.h", 1.0), rb = rnd(seed, "norm.b", 1.0), rw = rnd(seed, "norm.w", 0.3);
+  s->x = gpu::Buffer<bf16_t>(size_t(T * D), "h");
+  s->z = gpu::Buffer<bf16_t>(size_t(T * D), "branch");
+  s->w = gpu::Buffer<bf16_t>(size_t(D), "norm weight");
+  s->y = gpu::Buffer<bf16_t>(size_t(T * D), "normed");
+  fill(s->x.get(), T * D, rh);
+  fill(s->z.get(), T * D, rb);
+  fill(s->w.get(), D, rw);
+  const float eps = float(c.rms_norm_eps), scale = float(c.residual_scale());
+  OpCase oc;
+  oc.op = op;
+  oc.shape = shape_of(T, fmt::format("D={}", D));
+  oc.tolerance = res_op ? "residual/h" : "input_norm/out";
+  oc.context = N;
+  oc.bytes = double(T) * D * 2 * (res_op ? 4 : 2);
+  oc.flops = double(T) * D * (res_op ? 6 : 4);
+  oc.run = [s, T, D, eps, scale, res_op](gpu::Stream st) {
+    if (res_op) gpu::residual(s->x.get(), s->z.get(), T, D, scale, s->w.get(), eps, s->y.get(), st);
+    else gpu::rmsnorm(s->x.get(), D, s->w.get(), T, D, eps, s->y.get(), D, st);
+  };
+  oc.check = [s, rh, rb, rw, T, D, eps, scale, res_op, run = oc.run] {
+    fill(s->x.get(), T * D, rh);
+    run(nullptr);
+    const ref::Vec w = host(rw, D, 0, 1, 0, D).row(0).transpose();
+    CheckResult res{true, ""};
+    for (auto [r0, r1] : bands(T)) {
+      Mat h64 = host(rh, D, r0, r1 - r0, 0, D), hpe = h64;
+      if (res_op) {
+        const Mat b = host(rb, D, r0, r1 - r0, 0, D);
+        ref::residual(h64, b, scale, ref::f64());
+        ref::residual(hpe, b, scale, ref::peer());
+        res = both(res, gate("residual/h", h64, hpe, download(s->x.get(), D, r0, r1 - r0, 0, D)));
+      }
+      res = both(res, gate(res_op ? "post_norm/out" : "input_norm/out", ref::rmsnorm(h64, w, eps, ref::f64()),
+                           ref::rmsnorm(hpe, w, eps, ref::peer()), download(s->y.get(), D, r0, r1 - r0, 0, D)));
+    }
+    return res;
+  };
+  oc.state = s;
+  return oc;
+}
+
+// gate (x * sigmoid(z)) and mlp_act (silu(g) * u): two inputs of one width, one output
+OpCase pair_case(const std::string& op, int64_t N, uint64_t seed) {
+  const ModelConfig& c = full_config();
+  const bool mlp = op == "mlp_act";
+  const int n = mlp ? c.intermediate_size : int(c.lightning_dim());
+  const int64_t T = std::min(kChunk, N);
+  auto s = std::make_shared<Elem>();
+  s->T = T;
+  const Rand rx = rnd(seed, "pair.x", 1.0);
+  s->x = gpu::Buffer<bf16_t>(size_t(T * 2 * n), "x|z");  // gate: x | z side by side; mlp: g | u
+  s->y = gpu::Buffer<bf16_t>(size_t(T * n), "out");
+  fill(s->x.get(), T * 2 * n, rx);
+  OpCase oc;
+  oc.op = op;
+  oc.shape = shape_of(T, fmt::format("n={}", n));
+  oc.tolerance = mlp ? "mlp/act" : "lightning/gate/out";
+  oc.context = N;
+  oc.bytes = double(T) * n * 2 * 3;
+  oc.flops = double(T) * n * 4;
+  oc.exps = double(T) * n;
+  oc.run = [s, T, n, mlp](gpu::Stream st) {
+    if (mlp) gpu::mlp_act(s->x.get(), T, n, s->y.get(), st);
+    else gpu::gate(s->x.get(), 2 * n, s->x.get() + n, 2 * n, T, n, s->y.get(), n, st);
+  };
+  oc.check = [s, rx, T, n, mlp, run = oc.run] {
+    gpu::fill_bytes(s->y.get(), 0xff, s->y.size() * 2);
+    run(nullptr);
+    CheckResult res{true, ""};
+    for (auto [r0, r1] : bands(T)) {
+      const Mat a = host(rx, 2 * n, r0, r1 - r0, 0, n), b = host(rx, 2 * n, r0, r1 - r0, n, n);
+      const Mat got = download(s->y.get(), n, r0, r1 - r0, 0, n);
+      res = both(res, mlp ? gate("mlp/act", ref::mlp_act(a, b, ref::f64()), ref::mlp_act(a, b, ref::peer()), got)
+                          : gate("lightning/gate/out", ref::gate(a, b, ref::f64()), ref::gate(a, b, ref::peer()), got));
+    }
+    return res;
+  };
+  oc.state = s;
+  return oc;
+}
+
+// ---- GEMMs of one layer over a chunk (gemm.*), and the single-token GEMVs of decode (gemv.*: the custom kernel;
+// gemv.*.cublas: cuBLAS on the same shape, for the side-by-side measurement) ----
+OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
+  const ModelConfig& c = full_config();
+  const int D = c.hidden_size, I = c.intermediate_size, Ld = int(c.lightning_dim());
+  const bool gemv = op.rfind("gemv.", 0) == 0, cublas = gemv && op.size() > 7 && op.substr(op.size() - 7) == ".cublas";
+  const std::string shape_name = op.substr(5, cublas ? op.size() - 12 : std::string::npos);
+  int in = D, out = 4 * Ld;
+  const char* tol = "lightning/proj/q";
+  if (shape_name == "mlp_gate_up") out = 2 * I, tol = "mlp/out";
+  if (shape_name == "mlp_down") in = I, out = D, tol = "mlp/out";
+  if (shape_name == "o_proj") in = Ld, out = D, tol = "lightning/o_proj/out";
+  if (shape_name == "lm_head") out = c.vocab_size, tol = "final/logits";
+  const int64_t T = gemv ? 1 : std::min(kChunk, N);
+  struct S {
+    std::unique_ptr<gpu::Blas> blas;  // bound to the stream of the last run (cuBLAS launches on its handle's stream)
+    gpu::Stream stream = nullptr;
+    gpu::Buffer<bf16_t> x, W, y;
+  };
+  auto s = std::make_shared<S>();
+  const Rand rx = rnd(seed, "gemm.x", 1.0), rW = rnd(seed, "gemm.W", 1.0 / std::sqrt(double(in)));
+  s->x = gpu::Buffer<bf16_t>(size_t(T * in), "x");
+  s->W = gpu::Buffer<bf16_t>(size_t(out) * in, "W");
+  s->y = gpu::Buffer<bf16_t>(size_t(T * out), "y");
+  fill(s->x.get(), T * in, rx);
+  fill(s->W.get(), int64_t(out) * in, rW);
+  OpCase oc;
+  oc.op = op;
+  oc.shape = shape_of(T, fmt::format("in={} out={}", in, out));
+  oc.tolerance = tol;
+  oc.context = N;
+  oc.flops = 2.0 * double(T) * in * out;
+  oc.bytes = double(out) * in * 2 + double(T) * (in + out) * 2;
+  oc.run = [s, T, in, out, cublas](gpu::Stream st) {
+    if (!s->blas || s->stream != st) {
+      s->blas = std::make_unique<gpu::Blas>(st);
+      s->stream = st;
+    }
+    gpu::set_gemv(!cublas);
+    gpu::linear(*s->blas, s->x.get(), in, s->W.get(), T, in, out, s->y.get(), out);
+    gpu::set_gemv(false);
+  };
+  oc.check = [s, rx, rW, T, in, out, tol, run = oc.run] {
+    gpu::fill_bytes(s->y.get(), 0xff, s->y.size() * 2);
+    run(nullptr);
+    const Mat W = host(rW, in, 0, out, 0, in);
+    CheckResult res{true, ""};
+    for (auto [r0, r1] : bands(T, 8)) {
+      const Mat x = host(rx, in, r0, r1 - r0, 0, in);
+      res = both(res, gate(tol, ref::linear(x, W, ref::f64()), ref::linear(x, W, ref::peer()),
+                           download(s->y.get(), out, r0, r1 - r0, 0, out)));
+    }
+    return res;
+  };
+  oc.state = s;
+  return oc;
+}
+
+}  // namespace
+
+const std::vector<std::string>& op_names() {
+  static const std::vector<std::string> names = {"gla",      "sparse_attn", "select_blocks", "compress_k",
+                                                 "rope",     "rmsnorm",     "residual",      "gate",
+                                                 "mlp_act",  "gemm.qkvz",   "gemm.mlp_gate_up", "gemm.mlp_down",
+                                                 "gemm.o_proj", "gemv.qkvz", "gemv.qkvz.cublas", "gemv.mlp_gate_up",
+                                                 "gemv.mlp_gate_up.cublas", "gemv.mlp_down", "gemv.mlp_down.cublas",
+                                                 "gemv.lm_head", "gemv.lm_head.cublas"};
+  return names;
+}
+
+OpCase make_case(const std::string& op, int64_t context, uint64_t seed) {
+  if (op == "gla") return gla_case(context, seed);
+  if (op == "sparse_attn") return sparse_attn_case(context, seed);
+  if (op == "select_blocks") return select_blocks_case(context, seed);
+  if (op == "compress_k") return compress_k_case(context, seed);
+  if (op == "rope") return rope_case(context, seed);
+  if (op == "rmsnorm" || op == "residual") return norm_case(op, context, seed);
+  if (op == "gate" || op == "mlp_act") return pair_case(op, context, seed);
+  if (op.rfind("gemm.", 0) == 0 || op.rfind("gemv.", 0) == 0) return gemm_case(op, context, seed);
+  fail("op case '{}': unknown (known: gla, sparse_attn, select_blocks, compress_k, rope, rmsnorm, residual, gate, "
+       "mlp_act, gemm.qkvz, gemm.mlp_gate_up, gemm.mlp_down, gemm.o_proj, gemv.* and gemv.*.cublas of "
+       "qkvz, mlp_gate_up, mlp_down, lm_head)",
+       op);
+}
+
+double floor_seconds(const OpCase& c) {
+  static const reports::HwProfile hw = reports::load_hw("h200");
+  return std::max({c.flops / hw.bf16_flops, c.bytes / hw.bandwidth, c.exps / hw.exp_per_s});
+}
+
+}  // namespace salasim::bench

@@ -1,0 +1,320 @@
+// The RULER report: tables, heatmap, recall plot, paper numbers.
+#include "scenarios/ruler/report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "model/error.hpp"
+#include "model/json_field.hpp"
+#include "reports/context.hpp"
+#include "reports/plots.hpp"
+#include "scenarios/ruler/niah.hpp"
+#include "scenarios/ruler/score.hpp"
+
+namespace salasim::ruler {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  std::string id, task, prediction, where;
+  int64_t length = 0;
+  double score = 0;
+  bool null = false;
+  std::vector<std::string> outputs;
+  std::vector<double> depths;
+  // per sparse layer: recall of the last prompt token (absent when dense), mean over decode steps
+  std::map<int, double> prompt_recall, decode_recall;
+  std::map<int, int64_t> prompt_rank;
+  bool dense = false;
+  double sample_s = 0, prefill_s = 0;
+};
+
+Result parse_result(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) fail("{}: expected a JSON object", where);
+  auto need = [&](const char* k) -> const nlohmann::json& {
+    if (!j.contains(k) || j.at(k).is_null()) fail("{}: field '{}' is missing", where, k);
+    return j.at(k);
+  };
+  Result r;
+  r.where = where;
+  try {
+    r.id = need("id").get<std::string>();
+    r.task = need("task").get<std::string>();
+    r.length = need("length").get<int64_t>();
+    r.prediction = need("prediction").get<std::string>();
+    r.score = need("score").get<double>();
+    r.outputs = need("outputs").get<std::vector<std::string>>();
+    if (j.contains("depths")) r.depths = j.at("depths").get<std::vector<double>>();
+    if (j.contains("sample_s")) r.sample_s = j.at("sample_s").get<double>();
+    if (j.contains("prefill_s")) r.prefill_s = j.at("prefill_s").get<double>();
+    if (j.contains("selection")) {
+      const nlohmann::json& steps = j.at("selection");
+      std::map<int, std::pair<double, int>> dec;
+      for (size_t st = 0; st < steps.size(); ++st)
+        for (const auto& l : steps[st].at("layers")) {
+          const int layer = l.at("layer").get<int>();
+          if (l.contains("dense")) {
+            if (st == 0) r.dense = true;
+            continue;
+          }
+          const double v = l.at("recall").get<double>();
+          if (st == 0) {
+            r.prompt_recall[layer] = v;
+            if (l.contains("rank")) r.prompt_rank[layer] = l.at("rank").get<int64_t>();
+          } else {
+            dec[layer].first += v;
+            dec[layer].second += 1;
+          }
+        }
+      for (auto& [l, p] : dec) r.decode_recall[l] = p.first / p.second;
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail("{}: {}", where, e.what());
+  }
+  r.null = r.prediction.empty();
+  return r;
+}
+
+std::vector<Result> read_results(const std::vector<std::string>& files) {
+  std::vector<Result> out;
+  std::map<std::string, std::string> seen;
+  for (const std::string& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) fail("{}: cannot read the results file", f);
+    std::string line;
+    for (int64_t n = 1; std::getline(in, line); ++n) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const std::string where = fmt::format("{} line {}", f, n);
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(line);
+      } catch (const std::exception& e) {
+        fail("{}: not valid JSON (a torn last line? `salasim ruler run --resume` repairs it): {}", where, e.what());
+      }
+      Result r = parse_result(j, where);
+      auto [it, fresh] = seen.emplace(r.id, where);
+      if (!fresh) fail("sample {} appears twice: {} and {} (shards merge by concatenation; do not list a merged file with its shards)", r.id, it->second, where);
+      out.push_back(std::move(r));
+    }
+  }
+  if (out.empty()) fail("no results in {}", fmt::join(files, ", "));
+  return out;
+}
+
+int64_t paper_tokens(const std::string& label) {
+  if (label == "1000K") return int64_t(1) << 20;  // the paper's "1000K" column sits beside our 1M (1024K)
+  return reports::parse_context(label, "paper length");
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? NAN : s / double(v.size());
+}
+
+std::string cell(double v, int prec = 2) { return std::isfinite(v) ? fmt::format("{:.{}f}", v, prec) : "–"; }
+
+}  // namespace
+
+std::string ruler_report(const ReportOptions& o) {
+  const std::vector<Result> rs = read_results(o.results);
+  std::set<int64_t> lengths;
+  std::vector<std::string> tasks;
+  for (const Task& t : niah_tasks())
+    for (const Result& r : rs)
+      if (r.task == t.name) {
+        tasks.push_back(t.name);
+        break;
+      }
+  for (const Result& r : rs) {
+    lengths.insert(r.length);
+    if (std::find(tasks.begin(), tasks.end(), r.task) == tasks.end()) tasks.push_back(r.task);
+  }
+  std::string md = fmt::format("# RULER NIAH results\n\n{} samples from {}.\n\n", rs.size(), fmt::join(o.results, ", "));
+
+  // ---- score per task x length ----
+  md += "## Score per task and length (string_match_all x 100; n samples; nulls = empty predictions)\n\n| task |";
+  for (int64_t L : lengths) md += fmt::format(" {} |", reports::context_label(L));
+  md += "\n|---|";
+  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
+  md += "\n";
+  std::map<int64_t, std::vector<double>> task_scores_at;
+  for (const std::string& t : tasks) {
+    md += fmt::format("| {} |", t);
+    for (int64_t L : lengths) {
+      std::vector<double> per;
+      std::vector<std::string> preds;
+      for (const Result& r : rs)
+        if (r.task == t && r.length == L) per.push_back(r.score), preds.push_back(r.prediction);
+      if (per.empty()) {
+        md += " |";
+        continue;
+      }
+      const TaskScore s = task_score(per, preds);
+      task_scores_at[L].push_back(s.score);
+      md += fmt::format(" {:.2f} (n {}, nulls {}) |", s.score, s.n, s.nulls);
+    }
+    md += "\n";
+  }
+  md += "| **NIAH average** |";
+  for (int64_t L : lengths) md += fmt::format(" **{}** |", cell(mean(task_scores_at[L])));
+  md += "\n\n";
+
+  // ---- paper numbers ----
+  if (!o.paper.empty()) {
+    const nlohmann::json p = parse_json_file(o.paper);
+    if (!p.contains("rows") || !p.at("rows").is_array()) fail("{}: field 'rows' is missing or not an array", o.paper);
+    md += "## Beside the paper's RULER numbers\n\n";
+    md += fmt::format("Source: {}\n\n**Caveat:** {}\n\n", p.value("source", std::string("?")), p.value("caveat", std::string("?")));
+    md += "| model | table | paper length | paper score | ours at that length (NIAH average of the tasks run) |\n|---|---|---|---|---|\n";
+    for (const auto& row : p.at("rows")) {
+      const std::string label = row.at("length").get<std::string>();
+      const int64_t L = paper_tokens(label);
+      md += fmt::format("| {} | {} | {} | {:.2f} | {} |\n", row.at("model").get<std::string>(), row.at("table").get<int>(), label,
+                        row.at("score").get<double>(), task_scores_at.count(L) ? cell(mean(task_scores_at[L])) : "not run");
+    }
+    md += "\n";
+  }
+
+  // ---- depth x length (per needle: its value found in the prediction) ----
+  std::map<std::pair<int, int64_t>, std::vector<double>> heat;  // (depth bin, length) -> hits
+  for (const Result& r : rs)
+    for (size_t i = 0; i < r.depths.size() && i < r.outputs.size(); ++i) {
+      const int bin = std::min(9, int(r.depths[i] / 10.0));
+      heat[{bin, r.length}].push_back(string_match_all(r.prediction, {r.outputs[i]}));
+    }
+  md += "## Needles found by depth and length (% of needles whose value is in the prediction)\n\n| depth |";
+  for (int64_t L : lengths) md += fmt::format(" {} |", reports::context_label(L));
+  md += "\n|---|";
+  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
+  md += "\n";
+  std::string heat_dat;
+  for (int bin = 0; bin < 10; ++bin) {
+    md += fmt::format("| {}–{}% |", bin * 10, bin * 10 + 10);
+    int xi = 0;
+    for (int64_t L : lengths) {
+      auto it = heat.find({bin, L});
+      const double v = it == heat.end() ? NAN : 100.0 * mean(it->second);
+      md += fmt::format(" {} |", it == heat.end() ? "" : fmt::format("{} (n {})", cell(v, 0), it->second.size()));
+      heat_dat += fmt::format("{} {} {}\n", xi++, bin * 10 + 5, std::isfinite(v) ? fmt::format("{:.2f}", v) : "NaN");
+    }
+    md += "\n";
+    heat_dat += "\n";
+  }
+  md += "\n";
+
+  // ---- selection recall per layer x length, and per depth ----
+  std::set<int> layers;
+  for (const Result& r : rs)
+    for (auto& [l, v] : r.prompt_recall) layers.insert(l);
+  md += "## Needle-block selection recall (InfLLM-v2 top-k of the sparse layers)\n\n"
+        "Fraction of (kv group, needle block) pairs among the selected blocks, for the last prompt token and averaged "
+        "over the generated tokens; best rank = median over samples of the best needle block's rank by pooled score "
+        "(1 = first). `dense` = every sample at that length ran the sparse layers dense (shorter than dense_len: all "
+        "blocks visible).\n\n| layer |";
+  for (int64_t L : lengths) md += fmt::format(" {} prompt / decode (best rank) |", reports::context_label(L));
+  md += "\n|---|";
+  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
+  md += "\n";
+  std::vector<reports::PlotSeries> series;
+  for (int l : layers) {
+    md += fmt::format("| {} |", l);
+    reports::PlotSeries ps;
+    ps.title = fmt::format("layer {} (last prompt token)", l);
+    for (int64_t L : lengths) {
+      std::vector<double> pr, dr, rk;
+      bool all_dense = true;
+      for (const Result& r : rs) {
+        if (r.length != L) continue;
+        all_dense = all_dense && r.dense;
+        if (r.prompt_recall.count(l)) pr.push_back(r.prompt_recall.at(l));
+        if (r.decode_recall.count(l)) dr.push_back(r.decode_recall.at(l));
+        if (r.prompt_rank.count(l)) rk.push_back(double(r.prompt_rank.at(l)));
+      }
+      std::sort(rk.begin(), rk.end());
+      if (pr.empty() && all_dense) md += " dense |";
+      else md += fmt::format(" {} / {} ({}) |", cell(mean(pr), 3), cell(mean(dr), 3), rk.empty() ? "–" : fmt::format("{:.0f}", rk[rk.size() / 2]));
+      ps.points.emplace_back(double(L), mean(pr));
+    }
+    md += "\n";
+    series.push_back(ps);
+  }
+  if (layers.empty()) md += "| – | no sparse selection in these results (every sample ran dense, or no selections recorded) |\n";
+  md += "\n| depth |";
+  for (int64_t L : lengths) md += fmt::format(" {} |", reports::context_label(L));
+  md += "\n|---|";
+  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
+  md += "\n";
+  for (int bin = 0; bin < 10; ++bin) {
+    md += fmt::format("| {}–{}% |", bin * 10, bin * 10 + 10);
+    for (int64_t L : lengths) {
+      std::vector<double> v;
+      for (const Result& r : rs)
+        if (r.length == L && !r.depths.empty() && std::min(9, int(r.depths[0] / 10.0)) == bin)
+          for (auto& [l, x] : r.prompt_recall) v.push_back(x);
+      md += fmt::format(" {} |", v.empty() ? "" : cell(mean(v), 3));
+    }
+    md += "\n";
+  }
+  md += "\n(per depth: the first answer needle's depth; the mean over sparse layers of the last prompt token's recall)\n\n";
+
+  // ---- time per sample ----
+  md += "## Time per sample\n\n| length | samples | mean prefill s | mean sample s |\n|---|---|---|---|\n";
+  for (int64_t L : lengths) {
+    std::vector<double> p, s;
+    for (const Result& r : rs)
+      if (r.length == L) p.push_back(r.prefill_s), s.push_back(r.sample_s);
+    md += fmt::format("| {} | {} | {:.2f} | {:.2f} |\n", reports::context_label(L), p.size(), mean(p), mean(s));
+  }
+
+  if (!o.out_dir.empty()) {
+    fs::create_directories(o.out_dir);
+    std::string xt;
+    int xi = 0;
+    for (int64_t L : lengths) xt += fmt::format("{}\"{}\" {}", xi ? ", " : "", reports::context_label(L), xi), ++xi;
+    const std::string heat_cmd = fmt::format(
+        "set title 'NIAH: needles found (%) by depth and length'\nset xlabel 'length'\nset ylabel 'needle depth (%)'\n"
+        "set xtics ({})\nset yrange [0:100]\nset xrange [-0.5:{}]\nset cbrange [0:100]\n"
+        "set palette defined (0 '#d73027', 50 '#fee08b', 100 '#1a9850')\nset datafile missing 'NaN'\n"
+        "set style fill solid 1.0 noborder\n"
+        "plot 'heatmap.dat' using 1:2:(0.48):(5):3 with boxxyerror lc palette notitle, \\\n"
+        "     'heatmap.dat' using 1:2:(sprintf('%.0f', $3)) with labels notitle\n",
+        xt, double(lengths.size()) - 0.5);
+    std::string notes;
+    const reports::PlotOutcome h = reports::render_script(o.out_dir, "heatmap", heat_dat, heat_cmd);
+    notes += h.note.empty() ? "" : h.note + "\n";
+    if (!series.empty()) {
+      reports::Plot p;
+      p.stem = "recall";
+      p.title = "Needle-block selection recall of the last prompt token";
+      p.xlabel = "length (tokens)";
+      p.ylabel = "recall";
+      p.log_y = false;
+      p.yrange = std::make_pair(0.0, 1.05);
+      for (int64_t L : lengths) p.xtics.emplace_back(double(L), reports::context_label(L));
+      p.series = series;
+      const reports::PlotOutcome r = reports::render_plots(o.out_dir, {p});
+      notes += r.note + "\n";
+    }
+    md += "\n## Plots\n\n![needles found by depth and length](heatmap.svg)\n\n";
+    if (!series.empty()) md += "![selection recall vs length](recall.svg)\n\n";
+    md += notes;
+    std::ofstream out(fs::path(o.out_dir) / "report.md");
+    if (!out) fail("{}/report.md: cannot write", o.out_dir);
+    out << md;
+  }
+  return md;
+}
+
+}  // namespace salasim::ruler

@@ -1,0 +1,52 @@
+// `salasim ruler run`: each sample of a data file through tokenize, prefill, greedy decode, detokenize, score and
+// needle-block recall, one JSON line per sample appended (flush + fsync) as soon as it is done, so a killed run
+// resumes where it stopped; shards for many GPUs or MPI/Slurm ranks.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/tokenizer.hpp"
+#include "scenarios/ruler/generator.hpp"
+#include "scenarios/ruler/sample_io.hpp"
+
+namespace salasim::ruler {
+
+struct Shard {
+  int k = 0, n = 1;
+  std::string from;  // "--shard", "MPI", "Slurm", or "" (no sharding)
+};
+// --shard K/N ("" = none), else OMPI_COMM_WORLD_RANK/SIZE, else SLURM_PROCID/NTASKS, else 0/1.
+Shard resolve_shard(const std::string& option);
+// results.jsonl -> results.shard-K-of-N.jsonl (N > 1); the path itself otherwise.
+std::string shard_path(const std::string& out, const Shard& s);
+
+struct RunOptions {
+  std::string data, out;
+  int64_t max_new = 128;
+  bool resume = false;
+  Shard shard;
+  std::vector<std::string> also_done;  // results files whose samples count as done (the merged file of a resumed --gpus all)
+  bool quiet = false;                   // no progress on stderr
+};
+
+struct RunSummary {
+  int64_t total = 0, skipped = 0, ran = 0, redone_torn = 0;
+  std::string out;
+};
+
+// The sample's id in results: "<task>/<max_seq_length>/<index>" (unique across shards and files of one run).
+std::string sample_id(const Sample& s);
+
+// Runs the shard's samples not already in the results file. The generator is made once the samples are known
+// (make(max_context)), so the GPU runner is planned for the longest one.
+RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokenizer& tok, const std::vector<DataLine>& data,
+                       const std::function<std::unique_ptr<Generator>(int64_t max_context)>& make);
+
+// Results lines already in `path` (ids); a torn last line (no newline, or not JSON) is cut off the file and counted.
+std::vector<std::string> done_ids(const std::string& path, bool truncate_torn, int64_t* torn);
+
+}  // namespace salasim::ruler

@@ -1,0 +1,103 @@
+// Runner::generate and Runner::last_selection on the tiny-short model: generation equals the hand-written greedy
+// loop and survives reset(); the last token's selection equals the last row of the select/blocks (and scores) taps
+// of the same calls, and reads as dense below dense_len.
+#include <algorithm>
+
+#include "gpu/runner.hpp"
+#include "model/config.hpp"
+#include "scenarios/scenario.hpp"
+#include "tests/gpu/gpu_support.hpp"
+#include "tests/support/paths.hpp"
+
+using namespace salasim;
+
+namespace {
+
+int32_t argmax(const std::vector<float>& v) { return int32_t(std::max_element(v.begin(), v.end()) - v.begin()); }
+
+}  // namespace
+
+TEST_CASE("generate: Runner::generate is the greedy loop, and reset starts afresh", "[generate][gpu]") {
+  const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
+  const WeightSource w = synthetic_weights(1);
+  const std::vector<int32_t> prompt = random_tokens(3, 1500, c.vocab_size);
+  gpu::RunnerOptions o;
+  o.max_context = 1600;
+  o.chunk = 704;
+  o.selection_scores = true;
+  gpu::Runner r(c, w, o);
+  std::vector<int32_t> manual;
+  {
+    r.begin_prefill(int64_t(prompt.size()));
+    std::vector<float> lg;
+    for (size_t i = 0; i < prompt.size(); i += 704)
+      lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 704))));
+    for (int k = 0; k < 12; ++k) {
+      manual.push_back(argmax(lg));
+      if (k + 1 < 12) lg = r.decode(manual.back());
+    }
+  }
+  r.reset();
+  GenerateOptions go;
+  go.max_new = 12;
+  go.record_selection = true;
+  go.selection_scores = true;
+  const Generation g = r.generate(prompt, go);
+  CHECK(g.tokens == manual);
+  CHECK(g.token_s.size() == 12);
+  CHECK(g.logits_finite);
+  REQUIRE(g.selections.size() == 12);  // the last prompt token + 11 tokens fed back
+  CHECK(g.selections[0].pos == 1499);
+  CHECK(g.selections[11].pos == 1510);
+  r.reset();
+  go.stop = {manual[3]};
+  const Generation s = r.generate(prompt, go);
+  CHECK(s.hit_stop);
+  CHECK(s.tokens == std::vector<int32_t>(manual.begin(), manual.begin() + 4));
+}
+
+TEST_CASE("generate: last_selection is the selection the sparse layers used for the last token", "[generate][gpu]") {
+  const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
+  const WeightSource w = synthetic_weights(1);
+  const int64_t T = 1500;
+  const std::vector<int32_t> prompt = random_tokens(5, T, c.vocab_size);
+  gpu::RunnerOptions o;
+  o.max_context = T + 4;
+  o.chunk = 704;  // the last token sits in a chunk of its own call
+  o.taps = true;
+  o.selection_scores = true;
+  gpu::Runner r(c, w, o);
+  TapMap taps;
+  TapRecorder rec{TapFilter{{"layer_00/sparse/select/", "layer_03/sparse/select/"}}, &taps};
+  r.begin_prefill(T);
+  for (int64_t i = 0; i < T; i += 704)
+    r.prefill_piece(std::vector<int32_t>(prompt.begin() + i, prompt.begin() + std::min(T, i + 704)), &rec);
+  auto check_against_taps = [&](const std::string& phase) {
+    const std::vector<LayerSelection> sel = r.last_selection(true);
+    REQUIRE(sel.size() == 2);
+    for (const LayerSelection& s : sel) {
+      INFO(phase << " layer " << s.layer);
+      CHECK_FALSE(s.dense);
+      CHECK(s.pos == r.len() - 1);
+      const Tap& b = taps.at("/" + phase + "/layer_0" + std::to_string(s.layer) + "/sparse/select/blocks");
+      const size_t per = size_t(s.groups * s.k_sel);
+      REQUIRE(b.data.size() >= per);
+      for (size_t i = 0; i < per; ++i) CHECK(s.blocks[i] == int32_t(b.data[b.data.size() - per + i]));
+      const Tap& sc = taps.at("/" + phase + "/layer_0" + std::to_string(s.layer) + "/sparse/select/scores");
+      const size_t width = size_t(s.groups * s.n_blocks);
+      REQUIRE(s.scores.size() == width);
+      for (size_t i = 0; i < width; ++i) CHECK(double(s.scores[i]) == sc.data[sc.data.size() - width + i]);
+    }
+  };
+  check_against_taps("prefill");
+  r.decode(prompt[7], &rec);
+  check_against_taps("decode_0000");
+  // below dense_len (1024) the sparse layers run dense: no selection to report
+  gpu::Runner d(c, w, o);
+  d.begin_prefill(600);
+  d.prefill_piece(std::vector<int32_t>(prompt.begin(), prompt.begin() + 600));
+  for (const LayerSelection& s : d.last_selection(true)) {
+    CHECK(s.dense);
+    CHECK(s.blocks.empty());
+  }
+}

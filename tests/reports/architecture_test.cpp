@@ -1,0 +1,211 @@
+// The architecture page: treemap areas proportional to parameter counts, well-formed HTML and SVG that name the
+// totals, and the checkpoint check (a matching checkpoint passes, a mismatched one is drawn red and fails).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "model/weights.hpp"
+#include "reports/architecture.hpp"
+#include "reports/report.hpp"
+#include "reports/table.hpp"
+#include "tests/support/catch.hpp"
+#include "tests/support/html_check.hpp"
+#include "tests/support/paths.hpp"
+
+using namespace salasim;
+using namespace salasim::reports;
+
+namespace {
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct DrawnRect {
+  int64_t params = 0;
+  int depth = 0;
+  Rect r;
+};
+
+// Every <rect> with data-params, as the SVG says it.
+std::vector<DrawnRect> drawn_rects(const std::string& svg) {
+  static const std::regex rect(
+      R"re(<rect class="[^"]*" data-params="(\d+)" data-depth="(\d+)" x="([-\d.e+]+)" y="([-\d.e+]+)" width="([-\d.e+]+)" height="([-\d.e+]+)")re");
+  std::vector<DrawnRect> out;
+  for (std::sregex_iterator m(svg.begin(), svg.end(), rect), end; m != end; ++m)
+    out.push_back({std::stoll((*m)[1]), std::stoi((*m)[2]),
+                   {std::stod((*m)[3]), std::stod((*m)[4]), std::stod((*m)[5]), std::stod((*m)[6])}});
+  return out;
+}
+
+bool overlap(const Rect& a, const Rect& b) {
+  const double eps = 1e-4;  // positions are written to 6 decimals, sizes to 9 digits
+  return a.x + eps < b.x + b.w && b.x + eps < a.x + a.w && a.y + eps < b.y + b.h && b.y + eps < a.y + a.h;
+}
+
+// A small checkpoint of `config` (synthetic weights) in a scratch folder.
+std::string tiny_checkpoint(const std::string& name, const std::string& config) {
+  const std::string dir = test::scratch_dir(name);
+  const ModelConfig c = load_config(config);
+  export_checkpoint(dir, c, tensor_inventory(c), synthetic_weights(1), 2);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("treemap: squarify tiles the rectangle with areas proportional to the values", "[treemap]") {
+  const std::vector<double> v{7, 1, 1e-4, 300, 3, 3, 42, 0.5, 1e6, 2};
+  const Rect box{10, 20, 640, 360};
+  const std::vector<Rect> rs = squarify(v, box);
+  REQUIRE(rs.size() == v.size());
+  double sum = 0, area = 0;
+  for (double x : v) sum += x;
+  for (size_t i = 0; i < v.size(); ++i) {
+    INFO(i);
+    CHECK(std::fabs(rs[i].w * rs[i].h / (box.w * box.h) - v[i] / sum) <= 1e-9 * (v[i] / sum) + 1e-15);
+    CHECK(rs[i].x >= box.x - 1e-9);
+    CHECK(rs[i].y >= box.y - 1e-9);
+    CHECK(rs[i].x + rs[i].w <= box.x + box.w + 1e-9);
+    CHECK(rs[i].y + rs[i].h <= box.y + box.h + 1e-9);
+    for (size_t j = 0; j < i; ++j) CHECK(!overlap(rs[i], rs[j]));
+    area += rs[i].w * rs[i].h;
+  }
+  CHECK(std::fabs(area - box.w * box.h) < 1e-6);
+}
+
+TEST_CASE("treemap: rectangle areas are proportional to parameter counts within 0.5%", "[treemap]") {
+  for (const std::string& path : {test::real_config(), test::tiny_config()}) {
+    INFO(path);
+    const ModelConfig c = load_config(path);
+    const std::vector<TensorSpec> inv = tensor_inventory(c);
+    CountCheck k = count_check(inv, "");
+    const double W = 1160, H = 700;
+    const std::string svg = treemap_svg(parameter_tree(c, inv, k), W, H, "test");
+    CHECK(test::html_problems(svg, true) == "");
+    const std::vector<DrawnRect> rects = drawn_rects(svg);
+    const int64_t total = count_params(c, inv).total;
+    // One rectangle per tensor, per layer, per region and the whole.
+    CHECK(rects.size() == inv.size() + size_t(c.num_hidden_layers) + 3 + 1);
+    std::map<int, double> area_at_depth;
+    std::map<int, std::vector<Rect>> at_depth;
+    for (const DrawnRect& d : rects) {
+      const double want = double(d.params) / double(total), got = d.r.w * d.r.h / (W * H);
+      INFO("depth " << d.depth << ", " << d.params << " parameters: area share " << got << ", count share " << want);
+      CHECK(std::fabs(got / want - 1) <= 0.005);
+      CHECK(d.r.x >= -1e-6);
+      CHECK(d.r.y >= -1e-6);
+      CHECK(d.r.x + d.r.w <= W + 1e-3);
+      CHECK(d.r.y + d.r.h <= H + 1e-3);
+      area_at_depth[d.depth] += d.r.w * d.r.h;
+      at_depth[d.depth].push_back(d.r);
+    }
+    // The regions tile the whole, and siblings never overlap.
+    CHECK(std::fabs(area_at_depth[1] - W * H) < 1e-3 * W * H);
+    for (int depth : {1, 2}) {
+      const std::vector<Rect>& rs = at_depth[depth];
+      for (size_t i = 0; i < rs.size(); ++i)
+        for (size_t j = 0; j < i; ++j) CHECK(!overlap(rs[i], rs[j]));
+    }
+  }
+}
+
+TEST_CASE("architecture: the report's page is well-formed, self-contained and names the totals", "[architecture]") {
+  ReportOptions o;
+  o.out = test::scratch_dir("architecture_bundle");
+  o.contexts = {4096, 65536, 1048576};
+  o.hw = {"h200", "rtx5090"};
+  const ReportOutcome r = write_report(o);
+  CHECK(r.mismatches.empty());
+  namespace fs = std::filesystem;
+  for (const char* f : {"architecture.html", "treemap.svg", "flow.svg"}) {
+    INFO(f);
+    CHECK(std::find(r.files.begin(), r.files.end(), f) != r.files.end());
+  }
+  const std::string html = read(fs::path(o.out) / "architecture.html");
+  CHECK(test::html_problems(html) == "");
+  CHECK(test::html_problems(read(fs::path(o.out) / "treemap.svg"), true) == "");
+  CHECK(test::html_problems(read(fs::path(o.out) / "flow.svg"), true) == "");
+  // Self-contained: no script, no external resource.
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("href=\"http") == std::string::npos);
+  CHECK(html.find("@import") == std::string::npos);
+  // The totals, computed here from the inventory.
+  const ModelConfig c = load_config(test::real_config());
+  const ParamCount pc = count_params(c, tensor_inventory(c));
+  for (int64_t n : {pc.total, pc.lightning_layer * pc.n_lightning, pc.sparse_layer * pc.n_sparse,
+                    pc.total - pc.lightning_layer * pc.n_lightning - pc.sparse_layer * pc.n_sparse, pc.lightning_layer,
+                    pc.sparse_layer}) {
+    INFO(n);
+    CHECK(html.find(commas(n)) != std::string::npos);
+  }
+  // Source lines with their file:line, none missing; the VRAM chart; the README links the SVGs.
+  CHECK(html.find("reference/lightning.cpp:") != std::string::npos);
+  CHECK(html.find("reference/sparse.cpp:") != std::string::npos);
+  CHECK(html.find("NOT FOUND") == std::string::npos);
+  CHECK(html.find("rtx5090 memory") != std::string::npos);
+  const std::string md = read(fs::path(o.out) / "README.md");
+  CHECK(md.find("[treemap.svg](treemap.svg)") != std::string::npos);
+  CHECK(md.find("[flow.svg](flow.svg)") != std::string::npos);
+  CHECK(md.find("[architecture.html](architecture.html)") != std::string::npos);
+}
+
+TEST_CASE("architecture: a matching checkpoint passes, a mismatched one is drawn red and fails", "[architecture]") {
+  const std::string ckpt = tiny_checkpoint("architecture_ckpt", test::tiny_config());
+  const Model tiny = load_model(test::tiny_config());
+  ArchitectureInput in;
+  in.model = &tiny;
+  in.checkpoint = ckpt;
+  in.command = "test";
+  const std::string good_dir = test::scratch_dir("architecture_good");
+  const ArchitectureOutcome good = write_architecture(good_dir, in);
+  CHECK(good.mismatches.empty());
+  CHECK(good.compared > 100);
+  const std::string good_html = read(std::filesystem::path(good_dir) / "architecture.html");
+  CHECK(test::html_problems(good_html) == "");
+  CHECK(good_html.find("class=\"banner ok\"") != std::string::npos);
+  CHECK(good_html.find("class=\"n bad\"") == std::string::npos);
+
+  // A checkpoint whose MLP is narrower than the config's: every MLP count and every sum over it disagrees.
+  std::ifstream cfg(test::tiny_config());
+  nlohmann::json j = nlohmann::json::parse(cfg);
+  j["intermediate_size"] = 512;
+  const std::string narrow = test::scratch_dir("architecture_narrow_cfg") + "/config.json";
+  std::ofstream(narrow) << j.dump(2);
+  in.checkpoint = tiny_checkpoint("architecture_narrow", narrow);
+  const std::string bad_dir = test::scratch_dir("architecture_bad");
+  const ArchitectureOutcome bad = write_architecture(bad_dir, in);
+  REQUIRE(!bad.mismatches.empty());
+  const std::string bad_html = read(std::filesystem::path(bad_dir) / "architecture.html");
+  CHECK(test::html_problems(bad_html) == "");
+  CHECK(bad_html.find("class=\"banner bad\"") != std::string::npos);
+  CHECK(bad_html.find("class=\"n bad\"") != std::string::npos);
+  CHECK(bad_html.find("mlp.down_proj.weight is [256, 512], expected [256, 768]") != std::string::npos);
+  CHECK(read(std::filesystem::path(bad_dir) / "treemap.svg").find(" bad\"") != std::string::npos);
+  CHECK(read(std::filesystem::path(bad_dir) / "flow.svg").find("class=\"bad\"") != std::string::npos);
+  // The norms still match: only what differs is red.
+  bool norm_ok = false;
+  for (const std::string& s : bad.mismatches) norm_ok = norm_ok || s.find("layernorm") != std::string::npos;
+  CHECK(!norm_ok);
+}
+
+TEST_CASE("html_check: well-formed pages pass, unclosed and crossed tags fail", "[architecture]") {
+  CHECK(test::html_problems("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>a<b{}</style></head><body><p>a &amp; "
+                            "b &#10003;<br></p><svg viewBox=\"0 0 1 1\"><rect x=\"0\"/><text>t</text></svg></body></html>") == "");
+  CHECK(test::html_problems("<html><body><div><p>x</div></body></html>").find("</div> while <p> is open") != std::string::npos);
+  CHECK(test::html_problems("<html><body><div></body></html>").find("</body> while <div>") != std::string::npos);
+  CHECK(test::html_problems("<html><body></body></html></p>").find("closes nothing") != std::string::npos);
+  CHECK(test::html_problems("<html><body>a & b</body></html>").find("bare '&'") != std::string::npos);
+  CHECK(test::html_problems("<html><body><div/></body></html>").find("not a void element") != std::string::npos);
+  CHECK(test::html_problems("<html><body><p class=x>y</p></body></html>").find("unquoted") != std::string::npos);
+  CHECK(test::html_problems("<html><body><p>").find("still open") != std::string::npos);
+  CHECK(test::html_problems("<svg><g><rect/></svg>", true).find("</svg> while <g>") != std::string::npos);
+}
