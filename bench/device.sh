@@ -163,6 +163,11 @@ step_ruler_assets() {
   rm -f "$RA/niah_single_1_x4_64K.jsonl" "$RA/niah_single_1_x4_64K.jsonl.gz"
   "$B/salasim" ruler generate --task niah_single_1 --length 64K --samples 4 --tokenizer "$RA/tokenizer.model" \
     --out "$RA/niah_single_1_x4_64K.jsonl" && gzip -9 "$RA/niah_single_1_x4_64K.jsonl"
+  # Several lengths in one file, for one `ruler run` (step_ruler4): shortest first, so that a call cut short by its
+  # time limit still finishes the short ones.
+  (cd "$RA" && gunzip -c niah_single_1_64K.jsonl.gz niah_single_1_256K.jsonl.gz niah_single_1_1M.jsonl.gz | gzip -9 > niah3.jsonl.gz \
+     && gunzip -c niah3.jsonl.gz niah_single_1_2048K.jsonl.gz | gzip -9 > niah4.jsonl.gz \
+     && cp niah_single_1_2048K.jsonl.gz niah_2048K.jsonl.gz)
   note "ruler_assets in $RA: $(ls "$RA" | tr '\n' ' ')"
 }
 # step_ruler 64K: one niah_single_1 sample on the full 9.48B config, synthetic weights generated in place
@@ -190,8 +195,8 @@ step_ruler_gpus() {
   [ $rc -eq 0 ] && note "ruler --gpus all: $(grep merged "$OUT/ruler_gpus.txt") ($(wc -l < "$OUT/ruler_gpus.jsonl") lines)" \
                 || note "ruler --gpus all FAILED (rc $rc)"
 }
-# step_ruler_x2 (nvidia-h200-x2): niah_single_1 at 2048K, 1M, 256K and 64K (ruler-assets/niah4.jsonl.gz) over both
-# GPUs with --gpus all (shard 0: 2048K, 256K; shard 1: 1M, 64K), merged and reported; then the 2048K measured run on
+# step_ruler_x2 (nvidia-h200-x2): niah_single_1 at 64K, 256K, 1M and 2048K (ruler-assets/niah4.jsonl.gz) over both
+# GPUs with --gpus all (the two shards take alternate lines), merged and reported; then the 2048K measured run on
 # GPU 0 beside, on GPU 1, the 1M spot check, the 256K measured run and memcheck on the tensor-core kernels.
 step_ruler_x2() {
   step_ruler4

@@ -222,11 +222,17 @@ int run(const Args& a) {
     if (!step_ms.empty())
       fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f}) over the {} unprofiled steps\n",
                  a.decode, median, sorted.front(), sorted.back(), step_ms.size());
-    if (profiled > 0)
+    if (profiled > 0) {
+      // The profiled steps' op intervals include the events' own cost and any gap between ops, so they can add up
+      // to more than an unprofiled step's wall time: then the host overhead is below what this can separate.
+      const double overhead = median - dph.total();
       fmt::print("  decode GPU time per token ({} profiled steps): {:.2f} ms (gemm {:.2f}, select {:.2f}, sparse_attn {:.2f}, "
-                 "dense_attn {:.2f}, gla {:.2f}, other {:.2f}); host and launch overhead {:.2f} ms\n",
+                 "dense_attn {:.2f}, gla {:.2f}, other {:.2f}); {}\n",
                  profiled, dph.total(), dph.gemm, dph.select, dph.sparse_attn, dph.dense_attn, dph.gla, dph.other,
-                 median - dph.total());
+                 overhead >= 0 ? fmt::format("host and launch overhead {:.2f} ms", overhead)
+                               : std::string("the profiled steps take longer than the unprofiled median (the events' own "
+                                             "cost), so the host overhead is not separable here"));
+    }
     fmt::print("logits finite: {}\n", finite ? "yes" : "NO");
   }
   return finite ? 0 : 1;
