@@ -36,7 +36,7 @@ FitResult fit_efficiency(const std::vector<FitPoint>& points, const Efficiency& 
   r.points = int(points.size());
   if (points.empty()) return r;
 
-  std::array<DurationFit, kOpClasses> per_class{};
+  std::array<DurationFit, kOpClasses> per_class{}, decode_class{};
   DurationFit common, decode;
   bool any_phases = false;
   for (const FitPoint& p : points) {
@@ -49,6 +49,8 @@ FitResult fit_efficiency(const std::vector<FitPoint>& points, const Efficiency& 
       common.add(floor, p.ttft_s);
     }
     if (p.decode_ms) decode.add(p.decode_floor_ms, *p.decode_ms);
+    if (p.decode_class_ms)
+      for (int c = 0; c < kOpClasses; ++c) decode_class[c].add(p.decode_floor_class_ms[c], (*p.decode_class_ms)[c]);
   }
   if (any_phases) {
     r.prefill_mode = "per-class from phases";
@@ -63,6 +65,10 @@ FitResult fit_efficiency(const std::vector<FitPoint>& points, const Efficiency& 
   }
   r.decode_rows = decode.n;
   if (decode.n > 0) r.eff.decode = decode.efficiency();
+  for (int c = 0; c < kOpClasses; ++c) {
+    r.decode_class_rows[c] = decode_class[c].n;
+    if (decode_class[c].n > 0) r.eff.decode_class[c] = decode_class[c].efficiency();
+  }
   return r;
 }
 
@@ -84,6 +90,13 @@ std::string FitResult::summary(const Efficiency& defaults) const {
   }
   s += decode_rows > 0 ? fmt::format("; decode {:.3f} ({} runs)", eff.decode, decode_rows)
                        : "; decode not measured (factor from the hardware profile)";
+  bool by_class = false;
+  for (int c = 0; c < kOpClasses; ++c)
+    if (decode_class_rows[c] > 0) {
+      s += fmt::format("{} {} {:.3f} ({} runs)", by_class ? "," : ", per class from the profiled steps:",
+                       op_class_name(op_class(c)), eff.decode_class[c], decode_class_rows[c]);
+      by_class = true;
+    }
   return s;
 }
 
@@ -97,6 +110,15 @@ FitPoint fit_point(const MeasuredRun& run, const HwProfile& hw) {
   pt.phases = run.phases;
   pt.decode_floor_ms = p.decode_floor_ms;
   pt.decode_ms = run.decode_ms_per_token;
+  pt.decode_floor_class_ms = p.decode_floor_class_ms;
+  // The profiled steps' per-op events cost time of their own, so their sum is not the unprofiled ms/token the model
+  // predicts: each class gets its share of the measured ms/token.
+  if (run.decode_phases_ms && run.decode_ms_per_token) {
+    ClassSeconds share{};
+    for (int c = 0; c < kOpClasses; ++c)
+      share[c] = *run.decode_ms_per_token * (*run.decode_phases_ms)[c] / run.decode_profiled_total_ms;
+    pt.decode_class_ms = share;
+  }
   return pt;
 }
 

@@ -1,10 +1,11 @@
 // Calibration: efficiency factors fitted by least squares from measured runs. Each factor scales a roofline
-// floor, so measured = floor / efficiency, i.e. linear in x = 1 / efficiency; residuals are relative (each
-// observation is divided by its measured value) so short and long runs weigh alike.
-//  - Phase times, when a run has them, fit each op class on its own: x_c = sum(f/t) / sum((f/t)^2).
+// floor, so measured = floor / efficiency, i.e. linear in x = 1 / efficiency; residuals are absolute, so each run
+// weighs by its duration (calibrate.cpp says why): x = sum(f t) / sum(f^2).
+//  - Phase times, when a run has them, fit each op class on its own.
 //  - Totals alone cannot tell the classes apart (GEMM, GLA and elementwise times all grow linearly with the
 //    context), so runs without phases fit one common prefill factor from TTFT.
-//  - Decode has its own factor, from decode ms/token.
+//  - Decode has its own factor, from decode ms/token; and, when runs profiled their decode steps by class
+//    ("decode_gpu_ms_per_token"), one per class, fitted to each class's share of the measured ms/token.
 #pragma once
 #include <optional>
 #include <string>
@@ -22,6 +23,8 @@ struct FitPoint {
   std::optional<ClassSeconds> phases;   // measured, per class
   double decode_floor_ms = 0;           // mean floor per decode step over the run's generated tokens
   std::optional<double> decode_ms;      // measured
+  ClassSeconds decode_floor_class_ms{};       // the decode floor per class
+  std::optional<ClassSeconds> decode_class_ms;  // measured ms/token split by the profiled steps' class shares
 };
 
 struct FitResult {
@@ -30,6 +33,7 @@ struct FitResult {
   std::string prefill_mode = "none";   // "none", "per-class from phases", "common from TTFT totals"
   std::array<int, kOpClasses> class_rows{};
   int ttft_rows = 0, decode_rows = 0;
+  std::array<int, kOpClasses> decode_class_rows{};  // runs that fitted each class's decode factor
   bool calibrated() const { return points > 0; }
   std::string summary(const Efficiency& defaults) const;  // one line for reports and the CLI
 };

@@ -13,12 +13,16 @@ constexpr int kOpClasses = 6;
 const char* op_class_name(OpClass c);  // "gemm", "select", "sparse_attn", "dense_attn", "gla", "other"
 inline OpClass op_class(int i) { return static_cast<OpClass>(i); }
 
-// Achieved fraction of the roofline per op class during prefill, and one factor for a whole decode step
-// (decode is a different regime: weight-streaming GEMVs and per-token kernel launches).
+// Achieved fraction of the roofline per op class during prefill, and for decode (a different regime:
+// weight-streaming GEMVs and per-token kernel launches) one factor for a whole step or one per class.
 struct Efficiency {
   std::array<double, kOpClasses> prefill{1, 1, 1, 1, 1, 1};
   double decode = 1;
+  // Per class of a decode step, when fitted from runs that profiled their decode steps by class (0: use `decode`).
+  // One factor cannot follow decode: its GEMVs stay constant while its selection grows with the context.
+  std::array<double, kOpClasses> decode_class{0, 0, 0, 0, 0, 0};
   double of(OpClass c) const { return prefill[int(c)]; }
+  double decode_of(int c) const { return decode_class[c] > 0 ? decode_class[c] : decode; }
 };
 
 struct HwProfile {

@@ -42,9 +42,15 @@ ClassSeconds class_seconds(const std::vector<OpTotal>& ops) {
   return s;
 }
 
+ClassSeconds decode_step_class_floor(const Model& m, WeightFormat f, const HwProfile& hw, int64_t position) {
+  ClassSeconds s{};
+  for (const OpCost& op : call_costs(m, f, position, position + 1, true)) s[int(op.cls)] += roofline_seconds(op, hw);
+  return s;
+}
+
 double decode_step_floor(const Model& m, WeightFormat f, const HwProfile& hw, int64_t position) {
   double s = 0;
-  for (const OpCost& op : call_costs(m, f, position, position + 1, true)) s += roofline_seconds(op, hw);
+  for (double c : decode_step_class_floor(m, f, hw, position)) s += c;
   return s;
 }
 
@@ -62,13 +68,21 @@ LatencyPrediction predict_latency(const Model& m, WeightFormat f, const HwProfil
   if (decode_tokens < 0 || decode_tokens > kMaxDecodeTokens)
     fail("--decode-tokens {}: expected a count in [0, {}]", decode_tokens, kMaxDecodeTokens);
   // Decode steps at positions context .. context + decode_tokens - 2.
-  double steps_floor = 0;
-  for (int64_t i = 0; i + 1 < decode_tokens; ++i) steps_floor += decode_step_floor(m, f, hw, context + i);
+  ClassSeconds steps_floor{};
+  for (int64_t i = 0; i + 1 < decode_tokens; ++i) {
+    const ClassSeconds one = decode_step_class_floor(m, f, hw, context + i);
+    for (int c = 0; c < kOpClasses; ++c) steps_floor[c] += one[c];
+  }
   const int64_t steps = std::max<int64_t>(decode_tokens - 1, 0);
-  const double mean_floor = steps > 0 ? steps_floor / double(steps) : decode_step_floor(m, f, hw, context);
-  p.decode_floor_ms = 1e3 * mean_floor;
-  p.decode_ms = p.decode_floor_ms / eff.decode;
-  p.e2e_s = p.ttft_s + steps_floor / eff.decode;
+  const ClassSeconds mean_floor = steps > 0 ? steps_floor : decode_step_class_floor(m, f, hw, context);
+  double steps_s = 0;
+  for (int c = 0; c < kOpClasses; ++c) {
+    p.decode_floor_class_ms[c] = 1e3 * mean_floor[c] / double(std::max<int64_t>(steps, 1));
+    p.decode_floor_ms += p.decode_floor_class_ms[c];
+    p.decode_ms += p.decode_floor_class_ms[c] / eff.decode_of(c);
+    steps_s += steps_floor[c] / eff.decode_of(c);
+  }
+  p.e2e_s = p.ttft_s + steps_s;
   return p;
 }
 

@@ -1,7 +1,10 @@
 // Parser of measured-run files, with errors naming the file, the run and the field.
 #include "reports/measured.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <tuple>
 
@@ -48,6 +51,22 @@ MeasuredRun parse_run(const json& j, const std::string& where) {
       if (s[c] < 0) p.bad(key.c_str(), "a number of seconds >= 0");
     }
     r.phases = s;
+  }
+  if (d.has("decode_gpu_ms_per_token")) {
+    JsonDoc p = d.object("decode_gpu_ms_per_token");
+    std::array<double, kOpClasses> s{};
+    double sum = 0;
+    for (int c = 0; c < kOpClasses; ++c) {
+      const std::string key = std::string(op_class_name(op_class(c))) + "_ms";
+      s[c] = p.number(key.c_str());
+      if (s[c] < 0) p.bad(key.c_str(), "a number of milliseconds >= 0");
+      sum += s[c];
+    }
+    r.decode_profiled_total_ms = p.number("total_ms");
+    // The classes must add up to the total (as `salasim run` writes them), else the split means nothing.
+    if (!(r.decode_profiled_total_ms > 0) || std::abs(sum - r.decode_profiled_total_ms) > 1e-6 * r.decode_profiled_total_ms + 1e-9)
+      p.bad("total_ms", fmt::format("a positive number equal to the sum of the classes ({})", sum));
+    r.decode_phases_ms = s;
   }
   return r;
 }

@@ -15,7 +15,7 @@ namespace salasim::reports {
 // One run, a JSON object:
 // {"date", "gpu", "command", "config", "context", "decode_tokens", "ttft_s", "decode_ms_per_token",
 //  "peak_vram_bytes", "planner_peak_bytes", "phases": {"gemm_s", "select_s", "sparse_attn_s", "dense_attn_s",
-//  "gla_s", "other_s"}}; "phases" is optional, and so are "weights" ("bf16"), "chunk" (16384), "driver" and
+//  "gla_s", "other_s"}, "decode_gpu_ms_per_token": {"gemm_ms", ..., "other_ms", "total_ms"}}; "phases" is optional, and so are "weights" ("bf16"), "chunk" (16384), "driver" and
 // "revision" (what `salasim run` writes since they were added), and "source" (a note on where the record came from).
 struct MeasuredRun {
   std::string date, gpu, command, config;
@@ -28,6 +28,10 @@ struct MeasuredRun {
   int64_t peak_vram_bytes = 0;
   int64_t planner_peak_bytes = 0;
   std::optional<std::array<double, kOpClasses>> phases;  // seconds per op class of the prefill
+  // "decode_gpu_ms_per_token": {"gemm_ms", ..., "other_ms", "total_ms", "profiled_steps"}, optional: the decode steps
+  // `salasim run` profiled with per-op events, ms per token per op class, and their sum.
+  std::optional<std::array<double, kOpClasses>> decode_phases_ms;
+  double decode_profiled_total_ms = 0;
   std::string weights = "bf16";
   int64_t chunk = 16384;
 };

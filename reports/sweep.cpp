@@ -138,6 +138,8 @@ nlohmann::json latency_json(const Sweep& s, const Efficiency& eff, const PaperDa
              {"memory_bandwidth_bytes_per_s", s.hw.bandwidth}, {"exp_per_s", s.hw.exp_per_s}};
   for (int c = 0; c < kOpClasses; ++c) j["efficiency"][op_class_name(op_class(c))] = eff.prefill[c];
   j["efficiency"]["decode"] = eff.decode;
+  for (int c = 0; c < kOpClasses; ++c)  // what each decode class uses: its own factor where fitted, else `decode`
+    j["efficiency"]["decode_by_class"][op_class_name(op_class(c))] = eff.decode_of(c);
   j["chunk"] = s.ws.chunk;
   j["decode_tokens"] = s.decode_tokens;
   for (const Model& m : s.models)

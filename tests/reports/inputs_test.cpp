@@ -1,5 +1,7 @@
 // Inputs of the reports: context lists, hardware profiles, the dense comparator's config, the paper's data and
 // measured-run files, including the errors that name the file, the field and the expectation.
+#include <fmt/format.h>
+
 #include <fstream>
 #include <functional>
 
@@ -182,4 +184,23 @@ TEST_CASE("measured: a run parses, phases optional; a bad field names file, run 
   const std::string msg = error_of([&] { load_measured(bad); });
   INFO(msg);
   CHECK(msg.find("(run 0): field 'context' is string") != std::string::npos);
+}
+
+TEST_CASE("measured: the profiled decode split parses, and classes that do not add up to its total are refused",
+          "[measured]") {
+  const auto run = [](const char* total) {
+    return fmt::format(R"([{{"date": "d", "gpu": "g", "command": "c", "config": "c.json", "context": 65536,
+      "decode_tokens": 32, "ttft_s": 2.5, "decode_ms_per_token": 7.2, "peak_vram_bytes": 1, "planner_peak_bytes": 1,
+      "decode_gpu_ms_per_token": {{"gemm_ms": 5.25, "select_ms": 0.5, "sparse_attn_ms": 0.5, "dense_attn_ms": 0,
+        "gla_ms": 0.25, "other_ms": 1.25, "total_ms": {}, "profiled_steps": 8}}}}])", total);
+  };
+  const std::vector<MeasuredRun> ok = load_measured(write_temp("measured_split", "m.json", run("7.75")));
+  REQUIRE(ok.size() == 1);
+  REQUIRE(ok[0].decode_phases_ms.has_value());
+  CHECK((*ok[0].decode_phases_ms)[int(OpClass::Select)] == 0.5);
+  CHECK(ok[0].decode_profiled_total_ms == 7.75);
+  const std::string msg = error_of([&] { load_measured(write_temp("measured_split_bad", "m.json", run("9.5"))); });
+  INFO(msg);
+  CHECK(msg.find("total_ms") != std::string::npos);
+  CHECK(msg.find("equal to the sum of the classes (7.75)") != std::string::npos);
 }
