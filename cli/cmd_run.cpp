@@ -185,15 +185,6 @@ int run(const Args& a) {
                         {"planner_peak_bytes", r.plan().total},
                         {"weights_load_s", load_s},
                         {"logits_finite", finite},
-                        {"decode_gpu_ms_per_token",
-                         {{"gemm_ms", dph.gemm},
-                          {"select_ms", dph.select},
-                          {"sparse_attn_ms", dph.sparse_attn},
-                          {"dense_attn_ms", dph.dense_attn},
-                          {"gla_ms", dph.gla},
-                          {"other_ms", dph.other},
-                          {"total_ms", dph.total()},
-                          {"profiled_steps", profiled}}},
                         {"phases",
                          {{"gemm_s", ph.gemm},
                           {"select_s", ph.select},
@@ -201,6 +192,11 @@ int run(const Args& a) {
                           {"dense_attn_s", ph.dense_attn},
                           {"gla_s", ph.gla},
                           {"other_s", ph.other}}}};
+    if (profiled > 0)  // fewer than 4 decode steps profile none: then there is no split to record
+      j["decode_gpu_ms_per_token"] = {{"gemm_ms", dph.gemm},       {"select_ms", dph.select},
+                                      {"sparse_attn_ms", dph.sparse_attn}, {"dense_attn_ms", dph.dense_attn},
+                                      {"gla_ms", dph.gla},         {"other_ms", dph.other},
+                                      {"total_ms", dph.total()},   {"profiled_steps", profiled}};
     if (a.json) fmt::print("{}\n", j.dump(2));
     if (!a.json_out.empty()) {
       std::FILE* f = std::fopen(a.json_out.c_str(), "w");

@@ -118,7 +118,8 @@ StreamCompare::StreamCompare(KeepTaps keep, int64_t budget_bytes, const Toleranc
 }
 
 StreamCompare::~StreamCompare() {
-  if (worker_.joinable()) abort();
+  abort();
+  if (worker_.joinable()) worker_.join();  // only here and in finish(), i.e. on the owning thread
 }
 
 TapSink& StreamCompare::sink(Side side) { return *sinks_[side]; }
@@ -126,7 +127,14 @@ TapSink& StreamCompare::sink(Side side) { return *sinks_[side]; }
 void StreamCompare::push(Event e) {
   std::unique_lock<std::mutex> lock(mu_);
   // Only the side that runs ahead waits: its rows wait for the other side's, which pair with them at once.
-  auto room = [&] { return stopped() || held_side_[e.side] == 0 || held_side_[e.side] + e.bytes <= budget_; };
+  // A layer's selection taps never wait. The reference records block ids, then their scores; block rows of both
+  // sides pair only once those scores have come (the tie band reads them), so a side holding block rows or scores
+  // can be waiting on the other side's next selection rows while that side waits for room: a cycle. Their rows
+  // are small beside the activations (ids [T, G, K], scores [T, G, NB] of one piece).
+  auto room = [&] {
+    return stopped() || held_side_[e.side] == 0 || held_side_[e.side] + e.bytes <= budget_ ||
+           ends_with(e.name, kScores) || ends_with(e.name, kBlocks);
+  };
   if (!room()) {
     const auto t0 = std::chrono::steady_clock::now();
     cv_.wait(lock, room);
@@ -145,14 +153,13 @@ std::exception_ptr StreamCompare::comparison_error() {
   return error_;
 }
 
+// Only signals: both producers may call it at once from their failing threads, and two joins of one std::thread
+// race (the second one throws inside a catch handler, i.e. std::terminate). The owner joins, in ~StreamCompare.
 void StreamCompare::abort() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    aborted_ = true;
-    done_ = true;
-    cv_.notify_all();
-  }
-  if (worker_.joinable()) worker_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  aborted_ = true;
+  done_ = true;
+  cv_.notify_all();
 }
 
 void StreamCompare::work() {

@@ -67,7 +67,8 @@ class StreamCompare {
   // Stops the worker once both sides are done, judges every tap and hands back the report and the kept taps.
   // Rethrows the first error of the comparison (an unknown tap kind, an invalid reference block id, ...).
   StreamResult finish();
-  // After a producer failed: stops everything, so the other side stops waiting and unwinds.
+  // After a producer failed: stops everything, so the other side stops waiting and unwinds. Any thread, any number
+  // of times; the worker is joined by the destructor.
   void abort();
   // The comparison's own error (an unknown tap kind, ...), if it failed: after it, both producers fail with a plain
   // "stopped", so this is the one to report.

@@ -258,11 +258,13 @@ ReportOutcome write_report(const ReportOptions& o) {
   md += section_table(b, fmt::format("breakdown_{}.csv", first.hw.name),
                       breakdown_table(sweep_for(models, first, o, {WeightFormat::Bf16})));
   md += "## Efficiency factors\n\n";
-  md += "Fitted by least squares (relative residuals) from the runs in `reports/measured/<profile>/` (one `salasim "
-        "run --json-out` record each): per op "
+  md += "Fitted by least squares on the times (each run weighs by its duration) from the runs in "
+        "`reports/measured/<profile>/` (one `salasim run --json-out` record each): per op "
         "class from phase times when runs have them, else one common prefill factor from TTFT totals (GEMM, GLA and "
-        "elementwise times all grow linearly with context, so totals cannot separate them); decode from ms/token. "
-        "Without runs the factors stay at the profile's values (1.0: the roofline floor).\n\n";
+        "elementwise times all grow linearly with context, so totals cannot separate them); decode per op class from "
+        "the runs' profiled decode split where they have one (the \"from\" column lists those factors), else one "
+        "factor from ms/token (the \"decode\" column, which then serves every class). Without runs the factors stay "
+        "at the profile's values (1.0: the roofline floor).\n\n";
   md += section_table(b, "efficiency.csv", efficiency_table(cards));
 
   const PlotOutcome po = render_plots(b.dir.string(), plots);

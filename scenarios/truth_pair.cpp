@@ -98,7 +98,10 @@ PairTimes run_ref_and_peer(const Scenario& s, const TapFilter& filter, std::shar
     } catch (...) {
       error[peer] = std::current_exception();
       order[peer] = ++failures;
-      if (opt.on_failure) opt.on_failure();
+      try {  // nothing may escape a thread function (std::terminate): the run's own error is the one to report
+        if (opt.on_failure) opt.on_failure();
+      } catch (...) {
+      }
     }
     if (!peer) relay.close();
   };

@@ -199,6 +199,14 @@ TEST_CASE("measured: the profiled decode split parses, and classes that do not a
   REQUIRE(ok[0].decode_phases_ms.has_value());
   CHECK((*ok[0].decode_phases_ms)[int(OpClass::Select)] == 0.5);
   CHECK(ok[0].decode_profiled_total_ms == 7.75);
+  // Zeros (a run of fewer than 4 decode steps profiled none) are no split, and no error.
+  const std::string zeros = fmt::format(R"([{{"date": "d", "gpu": "g", "command": "c", "config": "c.json",
+    "context": 65536, "decode_tokens": 2, "ttft_s": 2.5, "decode_ms_per_token": 7.2, "peak_vram_bytes": 1,
+    "planner_peak_bytes": 1, "decode_gpu_ms_per_token": {{"gemm_ms": 0, "select_ms": 0, "sparse_attn_ms": 0,
+    "dense_attn_ms": 0, "gla_ms": 0, "other_ms": 0, "total_ms": 0, "profiled_steps": 0}}}}])");
+  const std::vector<MeasuredRun> none = load_measured(write_temp("measured_split_none", "m.json", zeros));
+  REQUIRE(none.size() == 1);
+  CHECK_FALSE(none[0].decode_phases_ms.has_value());
   const std::string msg = error_of([&] { load_measured(write_temp("measured_split_bad", "m.json", run("9.5"))); });
   INFO(msg);
   CHECK(msg.find("total_ms") != std::string::npos);
