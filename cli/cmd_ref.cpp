@@ -1,15 +1,19 @@
-// `salasim ref`: runs the float64 reference alone on a scenario and prints a per-layer summary of every tap.
+// `salasim ref`: runs the float64 reference alone on a scenario and prints a per-layer summary of every tap;
+// `--dump-taps FILE` also writes every recorded tap, all rows, to a tap dump (docs/formats.md).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "compare/tap_file_sink.hpp"
 #include "model/error.hpp"
 #include "model/limits.hpp"
 #include "scenarios/run_reference.hpp"
+#include "scenarios/verify.hpp"
 
 namespace salasim::cli {
 
@@ -23,6 +27,7 @@ struct Args {
   bool extrapolate = false;
   bool json = false;
   std::vector<std::string> taps{"*"};
+  std::string dump_taps;  // a tap dump of every recorded tap
 };
 
 struct Summary {
@@ -47,6 +52,18 @@ Summary summarize(const std::string& name, const Tap& t) {
   return s;
 }
 
+// --dump-taps FILE: refused before running when FILE names a folder, its folder cannot be made or written, or the
+// taps (`bytes`, 0 when unknown) would not fit there.
+void check_dump_target(const std::string& file, double bytes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) fail("--dump-taps {}: is a folder; expected a file name (taps.h5)", file);
+  const fs::path parent = fs::path(file).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  make_output_folder(dir, "--dump-taps");
+  check_dump_room(dir, bytes, "--dump-taps");
+}
+
 int run(const Args& a) {
   Scenario s = load_scenario(data_path(a.scenario));
   s.extrapolate = s.extrapolate || a.extrapolate;
@@ -54,10 +71,23 @@ int run(const Args& a) {
   // Every tap kept (the default "*"), else one layer's activations at a time: refused before allocating if too big.
   const bool all_taps = a.taps.size() == 1 && a.taps[0] == "*";
   check_reference_fits(s, a.peer ? "ref --peer" : "ref", all_taps ? 1 : 0);
+  if (!a.dump_taps.empty()) check_dump_target(a.dump_taps, all_taps ? run_tap_bytes(s) : 0);
   ref::RefOptions opt;
   opt.num = a.peer ? ref::peer() : ref::f64();
   opt.rope = a.exact_rope ? ref::RopeAngles::Exact : ref::RopeAngles::Fp32;
-  RefRun r = run_reference(s, opt, TapFilter{a.taps});
+  RefRun r;
+  int dumped = 0;
+  if (a.dump_taps.empty()) {
+    r = run_reference(s, opt, TapFilter{a.taps});
+  } else {  // the taps go to the file as they are recorded, and to the map the summary below reads
+    TapFileSink file(a.dump_taps, dump_info(s, a.peer ? "peer" : "reference"));
+    TapMap taps;
+    TapMapSink keep(&taps);
+    TeeSink both(file, keep);
+    r = run_reference_to(s, opt, TapFilter{a.taps}, both);
+    r.taps = std::move(taps);
+    dumped = file.close();
+  }
 
   std::vector<std::pair<std::string, const Tap*>> rows;
   for (auto& [name, t] : r.taps) rows.emplace_back(name, &t);
@@ -70,6 +100,7 @@ int run(const Args& a) {
     j["prompt_tokens"] = s.prompt.size();
     j["prefill_mode"] = sparse ? "sparse" : "dense";
     for (const PhaseTime& p : r.times) j["times"].push_back({{"phase", p.phase}, {"tokens", p.tokens}, {"seconds", p.seconds}});
+    if (!a.dump_taps.empty()) j["dump_taps"] = {{"file", a.dump_taps}, {"taps", dumped}};
     for (auto& [name, t] : rows) {
       Summary sm = summarize(name, *t);
       j["taps"].push_back({{"name", name}, {"shape", t->shape}, {"rms", sm.rms}, {"max_abs", sm.max_abs}, {"nonfinite", sm.nonfinite}});
@@ -91,6 +122,7 @@ int run(const Args& a) {
   }
   for (const PhaseTime& p : r.times)
     fmt::print("{}: {} tokens in {:.2f} s ({:.1f} tokens/s)\n", p.phase, p.tokens, p.seconds, double(p.tokens) / p.seconds);
+  if (!a.dump_taps.empty()) fmt::print("wrote {} taps, all rows, to {}\n", dumped, a.dump_taps);
   return 0;
 }
 }  // namespace
@@ -108,6 +140,7 @@ void add_ref(CLI::App& app, Run& run_out) {
   c->add_flag("--peer", a->peer, "run the bf16-emulating peer instead of float64");
   c->add_flag("--exact-rope", a->exact_rope, "float64 RoPE angles instead of the model's fp32 angle table");
   c->add_option("--taps", a->taps, "tap patterns to record (default all), e.g. layer_00/ final/")->capture_default_str();
+  c->add_option("--dump-taps", a->dump_taps, "also write every recorded tap, all rows, to this HDF5 tap dump");
   c->add_flag("--json", a->json, "machine-readable output");
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }
