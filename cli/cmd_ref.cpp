@@ -1,15 +1,19 @@
-// `salasim ref`: runs the float64 reference alone on a scenario and prints a per-layer summary of every tap.
+// `salasim ref`: runs the float64 reference alone on a scenario and prints a per-layer summary of every tap;
+// `--dump-taps FILE` also writes every recorded tap, all rows, to a tap dump (docs/formats.md).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "compare/tap_file_sink.hpp"
 #include "model/error.hpp"
 #include "model/limits.hpp"
 #include "scenarios/run_reference.hpp"
+#include "scenarios/verify.hpp"
 
 namespace salasim::cli {
 
@@ -23,44 +27,91 @@ struct Args {
   bool extrapolate = false;
   bool json = false;
   std::vector<std::string> taps{"*"};
+  std::string dump_taps;  // a tap dump of every recorded tap
 };
 
+// A tap's summary, folded as its rows arrive, so the run keeps no tap (the dump, if any, streams to its file).
 struct Summary {
-  double rms = 0, max_abs = 0;
+  std::vector<int64_t> shape;
+  int64_t order = 0;
+  double sum2 = 0, max_abs = 0;
+  int64_t finite = 0;
   int64_t nonfinite = 0;  // NaN, and infinities except in block scores (where +-inf mark forced / future blocks)
-};
-Summary summarize(const std::string& name, const Tap& t) {
-  Summary s;
-  double sum2 = 0;
-  int64_t n = 0;
-  const bool inf_ok = tap_kind(name) == "sparse/select/scores";
-  for (double x : t.data) {
-    if (!std::isfinite(x)) {
-      if (std::isnan(x) || !inf_ok) s.nonfinite++;
-      continue;
+  double rms() const { return finite ? std::sqrt(sum2 / double(finite)) : 0; }
+  void add(const std::string& name, const double* v, int64_t n) {
+    const bool inf_ok = tap_kind(name) == "sparse/select/scores";
+    for (int64_t i = 0; i < n; ++i) {
+      const double x = v[i];
+      if (!std::isfinite(x)) {
+        if (std::isnan(x) || !inf_ok) nonfinite++;
+        continue;
+      }
+      sum2 += x * x;
+      max_abs = std::max(max_abs, std::abs(x));
+      ++finite;
     }
-    sum2 += x * x;
-    s.max_abs = std::max(s.max_abs, std::abs(x));
-    ++n;
   }
-  s.rms = n ? std::sqrt(sum2 / double(n)) : 0;
-  return s;
+};
+
+// Every recorded tap's summary, in a map by name; Tap::order as a TapMap would number them.
+struct SummarySink : TapSink {
+  std::map<std::string, Summary> taps;
+  Summary& at(const std::string& name) {
+    auto [it, fresh] = taps.try_emplace(name);
+    if (fresh) it->second.order = int64_t(taps.size()) - 1;
+    return it->second;
+  }
+  void append(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool) override {
+    Summary& t = at(name);
+    if (t.shape.empty()) t.shape = shape;
+    else t.shape[0] += shape[0];
+    t.add(name, data, shape_numel(shape));
+  }
+  void replace(const std::string& name, Tap tap) override {  // the latest value wins, as in a TapMap
+    Summary& t = at(name);
+    t = Summary{tap.shape, t.order};
+    t.add(name, tap.data.data(), int64_t(tap.data.size()));
+  }
+};
+
+// --dump-taps FILE: refused before running when FILE names a folder, its folder cannot be made or written, or the
+// taps (`bytes`, 0 when unknown) would not fit there.
+void check_dump_target(const std::string& file, double bytes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) fail("--dump-taps {}: is a folder; expected a file name (taps.h5)", file);
+  const fs::path parent = fs::path(file).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  make_output_folder(dir, "--dump-taps");
+  check_dump_room(dir, bytes, "--dump-taps");
 }
 
 int run(const Args& a) {
   Scenario s = load_scenario(data_path(a.scenario));
   s.extrapolate = s.extrapolate || a.extrapolate;
   override_lengths(s, a.tokens, a.decode);
-  // Every tap kept (the default "*"), else one layer's activations at a time: refused before allocating if too big.
+  // Taps are summarized (and dumped) as they come and never kept: one layer's activations at a time, refused before
+  // allocating if too big.
   const bool all_taps = a.taps.size() == 1 && a.taps[0] == "*";
-  check_reference_fits(s, a.peer ? "ref --peer" : "ref", all_taps ? 1 : 0);
+  check_reference_fits(s, a.peer ? "ref --peer" : "ref", 0);
+  if (!a.dump_taps.empty()) check_dump_target(a.dump_taps, all_taps ? run_tap_bytes(s) : 0);
   ref::RefOptions opt;
   opt.num = a.peer ? ref::peer() : ref::f64();
   opt.rope = a.exact_rope ? ref::RopeAngles::Exact : ref::RopeAngles::Fp32;
-  RefRun r = run_reference(s, opt, TapFilter{a.taps});
+  SummarySink summary;
+  int dumped = 0;
+  RefRun r;
+  if (a.dump_taps.empty()) {
+    r = run_reference_to(s, opt, TapFilter{a.taps}, summary);
+  } else {
+    TapFileSink file(a.dump_taps, dump_info(s, a.peer ? "peer" : "reference"));
+    TeeSink both(file, summary);
+    r = run_reference_to(s, opt, TapFilter{a.taps}, both);
+    dumped = file.close();
+  }
 
-  std::vector<std::pair<std::string, const Tap*>> rows;
-  for (auto& [name, t] : r.taps) rows.emplace_back(name, &t);
+  std::vector<std::pair<std::string, const Summary*>> rows;
+  for (auto& [name, t] : summary.taps) rows.emplace_back(name, &t);
   std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.second->order < y.second->order; });
   const bool sparse = int64_t(s.prompt.size()) >= s.cfg.sparse.dense_len;
   if (a.json) {
@@ -70,10 +121,9 @@ int run(const Args& a) {
     j["prompt_tokens"] = s.prompt.size();
     j["prefill_mode"] = sparse ? "sparse" : "dense";
     for (const PhaseTime& p : r.times) j["times"].push_back({{"phase", p.phase}, {"tokens", p.tokens}, {"seconds", p.seconds}});
-    for (auto& [name, t] : rows) {
-      Summary sm = summarize(name, *t);
-      j["taps"].push_back({{"name", name}, {"shape", t->shape}, {"rms", sm.rms}, {"max_abs", sm.max_abs}, {"nonfinite", sm.nonfinite}});
-    }
+    if (!a.dump_taps.empty()) j["dump_taps"] = {{"file", a.dump_taps}, {"taps", dumped}};
+    for (auto& [name, t] : rows)
+      j["taps"].push_back({{"name", name}, {"shape", t->shape}, {"rms", t->rms()}, {"max_abs", t->max_abs}, {"nonfinite", t->nonfinite}});
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -83,14 +133,15 @@ int run(const Args& a) {
              s.prefill_chunk > 0 ? fmt::format(", pieces of {}", s.prefill_chunk) : "", s.decode_steps);
   fmt::print("{:<14} {:<28} {:>22} {:>12} {:>12}\n", "where", "tap", "shape", "rms", "max|x|");
   for (auto& [name, t] : rows) {
-    Summary sm = summarize(name, *t);
+    const Summary& sm = *t;
     const std::string where = tap_phase(name) + (tap_layer(name) >= 0 ? "/" + layer_dir(tap_layer(name)) : "");
     fmt::print("{:<14} {:<28} {:>22} {:>12.5g} {:>12.5g}{}\n", where, tap_kind(name),
-               fmt::format("[{}]", fmt::join(t->shape, ",")), sm.rms, sm.max_abs,
+               fmt::format("[{}]", fmt::join(t->shape, ",")), sm.rms(), sm.max_abs,
                sm.nonfinite ? fmt::format("  {} NON-FINITE", sm.nonfinite) : "");
   }
   for (const PhaseTime& p : r.times)
     fmt::print("{}: {} tokens in {:.2f} s ({:.1f} tokens/s)\n", p.phase, p.tokens, p.seconds, double(p.tokens) / p.seconds);
+  if (!a.dump_taps.empty()) fmt::print("wrote {} taps, all rows, to {}\n", dumped, a.dump_taps);
   return 0;
 }
 }  // namespace
@@ -108,6 +159,7 @@ void add_ref(CLI::App& app, Run& run_out) {
   c->add_flag("--peer", a->peer, "run the bf16-emulating peer instead of float64");
   c->add_flag("--exact-rope", a->exact_rope, "float64 RoPE angles instead of the model's fp32 angle table");
   c->add_option("--taps", a->taps, "tap patterns to record (default all), e.g. layer_00/ final/")->capture_default_str();
+  c->add_option("--dump-taps", a->dump_taps, "also write every recorded tap, all rows, to this HDF5 tap dump");
   c->add_flag("--json", a->json, "machine-readable output");
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }

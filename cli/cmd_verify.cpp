@@ -18,6 +18,7 @@
 #include "cli/common.hpp"
 #include "compare/failure_inputs.hpp"
 #include "compare/source_hash.hpp"
+#include "compare/tap_file_sink.hpp"
 #include "model/error.hpp"
 #include "model/limits.hpp"
 #include "scenarios/backend.hpp"
@@ -36,6 +37,7 @@ struct VerifyArgs {
   std::string scenario;
   std::string backend = "auto";
   std::string dump;
+  std::string dump_taps;  // folder for <scenario>-reference.h5, -peer.h5, -backend.h5
   bool json = false;
   bool failures_only = false;
   bool progress = false;
@@ -108,13 +110,32 @@ std::string dump_path(const std::string& dir, const std::string& name) {
   return (fs::path(dir) / name).string();
 }
 
-DumpInfo dump_info(const Scenario& s, const std::string& backend) {
-  DumpInfo info;
-  info.scenario = s.name;
-  info.git_revision = git_revision();
-  info.backend = backend;
-  return info;
-}
+// verify --dump-taps: a tap dump per run, written as the run records (the reference and the peer stream their taps
+// through the comparison and keep none, so the files are written as the taps go by, not from kept maps).
+struct TapDumps {
+  std::unique_ptr<TapFileSink> ref, peer;
+  std::string backend_path;
+  void attach(PairOptions& o) const {
+    o.ref_copy = ref.get();
+    o.peer_copy = peer.get();
+  }
+  static TapDumps open(const VerifyArgs& a, const Scenario& s, const std::string& backend) {
+    TapDumps d;
+    if (a.dump_taps.empty()) return d;
+    const fs::path dir(a.dump_taps);
+    d.ref = std::make_unique<TapFileSink>((dir / (s.name + "-reference.h5")).string(), dump_info(s, "reference"));
+    d.peer = std::make_unique<TapFileSink>((dir / (s.name + "-peer.h5")).string(), dump_info(s, "peer"));
+    if (!backend.empty()) d.backend_path = (dir / (s.name + "-backend.h5")).string();
+    return d;
+  }
+  // Closes the files: "wrote every tap of the reference (N taps) to ..., ...".
+  std::string close() {
+    if (!ref) return "";
+    const int nr = ref->close(), np = peer->close();
+    return fmt::format("wrote every tap of the reference ({} taps) to {}, of the peer ({} taps) to {}", nr, ref->path(),
+                       np, peer->path());
+  }
+};
 
 // The golden of the scenario, checked against the truth this run already computed (peer mode). Read before the run,
 // so the run keeps exactly the taps and rows the golden holds.
@@ -214,6 +235,7 @@ struct FullRun {
   double wait_s[2] = {0, 0};  // peer mode: time the reference / the peer waited for the other to catch up
   bool streamed = false;
   std::string dumped;
+  std::string dumped_taps;  // --dump-taps
   GoldenPart golden;
 };
 
@@ -227,9 +249,12 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
           "produce it ...\n",
           threads_per_run());
   std::unique_ptr<Progress> progress = make_progress(a, s, {"reference", "peer"});
-  StreamedTruth t = run_truth_streaming(s, w, f.golden.gold ? golden_keep(*f.golden.gold, s) : KeepTaps{},
-                                        progress_hooks(progress.get()));
+  TapDumps dumps = TapDumps::open(a, s, "");
+  PairOptions hooks = progress_hooks(progress.get());
+  dumps.attach(hooks);
+  StreamedTruth t = run_truth_streaming(s, w, f.golden.gold ? golden_keep(*f.golden.gold, s) : KeepTaps{}, hooks);
   if (progress) progress->done();
+  f.dumped_taps = dumps.close();
   f.report = std::move(t.result.report);
   f.pair = t.times;
   f.ref_times = t.times.ref;
@@ -268,9 +293,12 @@ FullRun run_backend_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr
   out.say("running the float64 reference and the peer side by side ({} thread(s) each) ...\n", threads_per_run());
   std::unique_ptr<Progress> progress = make_progress(a, s, {"reference", "peer"});
   Truth truth;
+  TapDumps dumps = TapDumps::open(a, s, backend.name());
   {
     TapMapSink ref_sink(&truth.ref), peer_sink(&truth.peer);
-    f.pair = run_ref_and_peer(s, TapFilter::all(), w, ref_sink, peer_sink, progress_hooks(progress.get()));
+    PairOptions hooks = progress_hooks(progress.get());
+    dumps.attach(hooks);
+    f.pair = run_ref_and_peer(s, TapFilter::all(), w, ref_sink, peer_sink, hooks);
     truth.ref_times = f.ref_times = f.pair.ref;
     truth.peer_times = f.peer_times = f.pair.peer;
   }
@@ -285,6 +313,11 @@ FullRun run_backend_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr
   f.device = v.run.device;
   f.compare_s = since(t_cmp);
   for (const PhaseTime& p : f.backend_times) f.compare_s -= p.seconds;  // verify_backend ran the backend, then compared
+  f.dumped_taps = dumps.close();
+  if (!dumps.backend_path.empty()) {  // the backend's taps are kept whole for the comparison: written from its map
+    write_taps(dumps.backend_path, v.run.taps, dump_info(s, backend.name()));
+    f.dumped_taps += fmt::format(", of the backend ({} taps) to {}", v.run.taps.size(), dumps.backend_path);
+  }
   if (!a.dump.empty() && !f.report.pass()) {
     const std::string path = dump_path(a.dump, s.name + "-failures.h5");
     const int n = dump_failures(path, f.report, truth.ref, v.run.taps, dump_info(s, backend.name()));
@@ -302,6 +335,7 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
     check_reference_fits(s, "verify", streamed_tap_bytes(s), "taps compared as the runs produce them");
   else
     check_reference_fits(s, "verify", 3);
+  if (!a.dump_taps.empty()) check_dump_room(a.dump_taps, (ch.peer ? 2 : 3) * run_tap_bytes(s), "--dump-taps");
   const auto t_load = clock_type::now();
   std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
   const double load_s = since(t_load);
@@ -334,6 +368,7 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
     j["report"] = report_json(f.report);
     j["golden"] = f.golden.json;
     j["dump"] = f.dumped;
+    j["dump_taps"] = f.dumped_taps;
     j["pass"] = pass;
     fmt::print("{}\n", j.dump(2));
     return pass ? 0 : 1;
@@ -342,6 +377,7 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
   if (!ch.peer) out.say("backend {}: {}\n", label, format_times(f.backend_times));
   out.say("{}", format_report(f.report, PrintOptions{a.failures_only}));
   if (!f.dumped.empty()) out.say("{}\n", f.dumped);
+  if (!f.dumped_taps.empty()) out.say("{}\n", f.dumped_taps);
   if (ch.peer) out.say("{}", f.golden.text);
   out.say("times: weights {:.2f} s | reference {} | peer {} | backend {}{} | compare {:.2f} s{} | total {:.1f} s\n",
           load_s, format_times(f.ref_times), format_times(f.peer_times), format_times(f.backend_times),
@@ -406,6 +442,9 @@ int run_verify(const VerifyArgs& a) {
   s.extrapolate = s.extrapolate || a.extrapolate;
   if (a.tokens > 0) resize_prompt(s, a.tokens, 7);
   if (!a.dump.empty()) make_output_folder(a.dump, "--dump");  // refused now, not after minutes of running
+  if (!a.dump_taps.empty() && a.spot > 0)
+    fail("--dump-taps writes every tap of full runs; --spot recomputes a few positions (its failing taps go to --dump)");
+  if (!a.dump_taps.empty()) make_output_folder(a.dump_taps, "--dump-taps");
   const Out out{a.json};
   return a.spot > 0 ? run_spot(a, s, out) : run_full(a, s, out);
 }
@@ -421,6 +460,9 @@ void add_verify(CLI::App& app, Run& run) {
                 "gpu, peer, or auto (default: the GPU when this build and machine have one, else the peer)")
       ->check(CLI::IsMember({"auto", "gpu", "peer"}));
   c->add_option("--dump", a->dump, "folder for <scenario>-failures.h5: every failing tap with its op's inputs");
+  c->add_option("--dump-taps", a->dump_taps,
+                "folder for <scenario>-reference.h5, -peer.h5 and (with a GPU backend) -backend.h5: every tap of each "
+                "run, all rows, written as the runs go");
   c->add_flag("--json", a->json, "machine-readable output");
   c->add_flag("--failures-only", a->failures_only, "print only the failing taps (and the totals)");
   c->add_flag("--progress", a->progress,

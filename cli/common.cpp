@@ -96,4 +96,21 @@ void make_output_folder(const std::string& dir, const std::string& option) {
   if (access(dir.c_str(), W_OK) != 0) fail("{} {}: the folder is not writable ({})", option, dir, std::strerror(errno));
 }
 
+void check_dump_room(const std::string& dir, double bytes, const std::string& option) {
+  std::error_code ec;
+  const std::filesystem::space_info room = std::filesystem::space(dir, ec);
+  if (!ec && bytes > double(room.available))
+    fail("{} {}: the taps need about {:.2f} GB (float64, estimated from the scenario's prompt and decode steps), and "
+         "the folder's file system has {:.2f} GB free",
+         option, dir, bytes / 1e9, double(room.available) / 1e9);
+}
+
+DumpInfo dump_info(const Scenario& s, const std::string& backend) {
+  DumpInfo info;
+  info.scenario = s.name;
+  info.git_revision = git_revision();
+  info.backend = backend;
+  return info;
+}
+
 }  // namespace salasim::cli

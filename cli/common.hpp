@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "compare/hdf5_io.hpp"
 #include "model/data_path.hpp"
 
 namespace salasim {
@@ -45,5 +46,12 @@ void check_reference_fits(const Scenario& s, const std::string& who, double tap_
 // Creates `dir` (and its parents) for output, or throws salasim::Error naming `option`, the folder and the reason:
 // an unwritable output place is the user's input, not an internal error.
 void make_output_folder(const std::string& dir, const std::string& option);
+
+// Refuses (a salasim::Error naming `option` and the folder) a dump of about `bytes` that would not fit in the free
+// space of `dir`'s file system, before anything runs.
+void check_dump_room(const std::string& dir, double bytes, const std::string& option);
+
+// A dump's file attributes: the scenario's name, this build's revision, `backend` ("reference", "peer", "cuda:H200").
+DumpInfo dump_info(const Scenario& s, const std::string& backend);
 
 }  // namespace salasim::cli

@@ -22,6 +22,11 @@ class Id {
   Id& operator=(const Id&) = delete;
   ~Id();
   hid_t get() const { return id_; }
+  hid_t release() {  // the identifier, no longer closed by this Id
+    const hid_t id = id_;
+    id_ = -1;
+    return id;
+  }
 
  private:
   hid_t id_ = -1;

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "compare/h5_util.hpp"
+#include "compare/hdf5_layout.hpp"
 #include "model/error.hpp"
 
 namespace salasim {
@@ -34,7 +35,10 @@ bool reserved(const std::string& key) {
   return false;
 }
 
-// A tap name is an absolute HDF5 path: "/a/b/c", no empty, "." or ".." parts.
+}  // namespace
+
+namespace dump_layout {
+
 void check_name(const std::string& name, const std::string& file) {
   bool ok = name.size() > 1 && name[0] == '/' && name.back() != '/' && name.find("//") == std::string::npos;
   for (const char* bad : {"/./", "/../"}) ok = ok && (name + "/").find(bad) == std::string::npos;
@@ -56,6 +60,14 @@ h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& 
   }
   return f;
 }
+
+}  // namespace dump_layout
+
+namespace {
+
+using dump_layout::check_name;
+using dump_layout::create_file;
+using dump_layout::write_dataset;
 
 h5::Id open_file(const std::string& path, const char* layout) {
   if (!std::filesystem::exists(path)) fail("{}: no such file", path);
@@ -80,7 +92,10 @@ DumpInfo read_info(hid_t f, const std::string& path) {
   return info;
 }
 
-// Dataset `rel` (a path below `loc`, groups created along it) holding tap `t`.
+}  // namespace
+
+namespace dump_layout {
+
 // A dataset creation property list: contiguous, or (compress) one chunk holding the whole tensor, byte-shuffled and
 // deflated. Shuffling groups the bytes of equal significance, so the 16 zero low bits of bf16 values stored as
 // float32 and the repeated high bytes compress well (goldens shrink about 2x). Contiguous where deflate is missing.
@@ -97,14 +112,13 @@ h5::Id creation_plist(const std::vector<hsize_t>& dims, bool compress) {
 }
 
 void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage storage, const std::string& file,
-                   bool compress = false) {
+                   bool compress) {
   const std::string where = "dataset " + rel;
   if (int64_t(t.data.size()) != t.numel())
     fail("{}: {}: tap holds {} values, its shape needs {}", file, where, t.data.size(), t.numel());
   std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
   h5::Id space(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
-  h5::Id lcpl(H5Pcreate(H5P_LINK_CREATE));
-  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  h5::Id lcpl = intermediate_groups();
 
   hid_t file_type = H5T_IEEE_F64LE, mem_type = H5T_NATIVE_DOUBLE;
   const char* dtype = "float64";
@@ -113,12 +127,7 @@ void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage
   std::vector<float> floats;
   if (t.integer) {
     file_type = H5T_STD_I64LE, mem_type = H5T_NATIVE_INT64, dtype = "int64";
-    ints.reserve(t.data.size());
-    for (double v : t.data) {
-      if (!(std::fabs(v) < 0x1p62) || v != std::floor(v))
-        fail("{}: {}: integer tap holds {}, expected whole numbers", file, where, v);
-      ints.push_back(int64_t(v));
-    }
+    ints = whole_numbers(t.data.data(), t.data.size(), file, where);
     buf = ints.data();
   } else if (storage == FloatStorage::Float32) {
     file_type = H5T_IEEE_F32LE, mem_type = H5T_NATIVE_FLOAT, dtype = "float32";
@@ -130,11 +139,37 @@ void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage
                       "cannot create " + where + " (is one tap name a prefix of another?)"));
   if (t.numel() > 0)
     h5::check(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), file, "cannot write " + where);
-  h5::write_ints_attr(ds.get(), "shape", t.shape, file);
-  h5::write_string_attr(ds.get(), "dtype", dtype, file);
-  h5::write_int_attr(ds.get(), "integer", t.integer ? 1 : 0, file);
-  h5::write_int_attr(ds.get(), "order", t.order, file);
+  write_attrs(ds.get(), t.shape, dtype, t.integer, t.order, file);
 }
+
+h5::Id intermediate_groups() {
+  h5::Id lcpl(H5Pcreate(H5P_LINK_CREATE));
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  return lcpl;
+}
+
+std::vector<int64_t> whole_numbers(const double* v, size_t n, const std::string& file, const std::string& where) {
+  std::vector<int64_t> ints;
+  ints.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!(std::fabs(v[i]) < 0x1p62) || v[i] != std::floor(v[i]))
+      fail("{}: {}: integer tap holds {}, expected whole numbers", file, where, v[i]);
+    ints.push_back(int64_t(v[i]));
+  }
+  return ints;
+}
+
+void write_attrs(hid_t ds, const std::vector<int64_t>& shape, const char* dtype, bool integer, int64_t order,
+                 const std::string& file) {
+  h5::write_ints_attr(ds, "shape", shape, file);
+  h5::write_string_attr(ds, "dtype", dtype, file);
+  h5::write_int_attr(ds, "integer", integer ? 1 : 0, file);
+  h5::write_int_attr(ds, "order", order, file);
+}
+
+}  // namespace dump_layout
+
+namespace {
 
 Tap read_dataset(hid_t ds, const std::string& path, const std::string& file) {
   const std::string where = "dataset " + path;
@@ -206,8 +241,7 @@ void write_failures(const std::string& path, const std::vector<FailureEntry>& en
     check_name(e.name, path);
     if (!e.reference && !e.backend)
       fail("{}: failure entry {} has neither a reference nor a backend tensor", path, e.name);
-    h5::Id lcpl(H5Pcreate(H5P_LINK_CREATE));
-    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    h5::Id lcpl = dump_layout::intermediate_groups();
     h5::Id g(h5::check(H5Gcreate2(f.get(), e.name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), path,
                        "cannot create group " + e.name + " (listed twice, or a prefix of another name?)"));
     if (e.reference) write_dataset(g.get(), "reference", *e.reference, FloatStorage::Float64, path);

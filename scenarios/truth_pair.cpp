@@ -7,8 +7,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "compare/tap_file_sink.hpp"
 #include "model/cpu_time.hpp"
 #include "model/error.hpp"
 
@@ -74,6 +76,12 @@ PairTimes run_ref_and_peer(const Scenario& s, const TapFilter& filter, std::shar
                            TapSink& ref_sink, TapSink& peer_sink, const PairOptions& opt) {
   if (!w) w = ref::load_ref_weights(s.cfg, s.weights);
   SelectionRelay relay(ref_sink);
+  // Each run records into its sink, or into a tee that first hands every tap to its copy (a dump file).
+  std::optional<TeeSink> ref_tee, peer_tee;
+  if (opt.ref_copy) ref_tee.emplace(*opt.ref_copy, relay);
+  if (opt.peer_copy) peer_tee.emplace(*opt.peer_copy, peer_sink);
+  TapSink& ref_in = ref_tee ? static_cast<TapSink&>(*ref_tee) : relay;
+  TapSink& peer_in = peer_tee ? static_cast<TapSink&>(*peer_tee) : peer_sink;
   const int threads = threads_per_run();
   PairTimes times;
   std::exception_ptr error[2];
@@ -92,7 +100,7 @@ PairTimes run_ref_and_peer(const Scenario& s, const TapFilter& filter, std::shar
     if (opt.on_layer)
       ro.on_layer = [&opt, peer](const ref::RefModel& m, int layer, int64_t rows) { opt.on_layer(peer, m, layer, rows); };
     try {
-      RefRun r = run_reference_to(s, ro, filter, peer ? peer_sink : static_cast<TapSink&>(relay), w);
+      RefRun r = run_reference_to(s, ro, filter, peer ? peer_in : ref_in, w);
       (peer ? times.peer : times.ref) = std::move(r.times);
       (peer ? times.peer_cpu_s : times.ref_cpu_s) = thread_cpu_seconds();
     } catch (...) {

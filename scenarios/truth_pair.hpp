@@ -17,6 +17,9 @@ struct PairOptions {
   std::function<void(bool peer, const ref::RefModel& m, int layer, int64_t rows)> on_layer = nullptr;
   // Called when a run fails, before the other is waited for: unblock what it may be waiting on (StreamCompare::abort).
   std::function<void()> on_failure = nullptr;
+  // When set, each run's taps also go here as they are recorded, before its sink (verify --dump-taps: a TapFileSink).
+  TapSink* ref_copy = nullptr;
+  TapSink* peer_copy = nullptr;
 };
 
 struct PairTimes {
