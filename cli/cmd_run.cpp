@@ -23,6 +23,8 @@
 #include "reports/context.hpp"
 #include "scenarios/scenario.hpp"
 #ifdef SALASIM_HAVE_CUDA
+#include <cuda_profiler_api.h>
+
 #include "gpu/runner.hpp"
 #endif
 
@@ -60,6 +62,7 @@ struct Args {
   bool plan_only = false;
   double time_limit = 0;  // seconds; 0 = none
   bool extrapolate = false;
+  int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
   std::string command_line;
 };
 
@@ -68,6 +71,9 @@ int run(const Args& a) {
   const std::vector<int64_t> contexts = reports::parse_contexts(a.context);
   if (contexts.size() != 1) fail("--context {}: give one context length", a.context);
   const int64_t N = contexts[0];
+  if (a.profiler_steps > a.decode - std::min(8, a.decode / 4))
+    fail("--profiler-steps {}: at most {} with --decode {} (the last quarter of the steps, at most 8, carry CUDA events)",
+         a.profiler_steps, a.decode - std::min(8, a.decode / 4), a.decode);
   check_positions(c, N, a.decode, a.extrapolate, fmt::format("--context {} --decode {}", a.context, a.decode));
   if (const auto dir = std::filesystem::path(a.json_out).parent_path(); !a.json_out.empty() && !dir.empty())
     make_output_folder(dir.string(), "--json-out");  // refused now, not after the run
@@ -122,10 +128,21 @@ int run(const Args& a) {
     return !(a.time_limit > 0 && el > a.time_limit);
   };
   const int profiled = std::min(8, a.decode / 4);
+  // --profiler-steps: the first decode steps (never the event-profiled ones) inside a CUDA profiler range, so an
+  // external profiler (ncu --profile-from-start off) sees those steps' kernels and nothing of the prefill.
+  bool in_range = false;
+  auto range = [&](bool on) {
+    if (on == in_range) return;
+    in_range = on;
+    if (on) (void)cudaProfilerStart();
+    else (void)cudaProfilerStop();
+  };
   go.before_decode = [&](int64_t step) {
+    if (a.profiler_steps > 0) range(step < a.profiler_steps);
     if (step == a.decode - profiled) r.set_profile(true);
   };
   const Generation gen = r.generate(prompt, go);
+  range(false);
   if (gen.prefill_stopped) {
     const double el = gen.prefill_s;
     const int64_t done = r.len();
@@ -255,6 +272,10 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
               "the released config)");
   c->add_flag("--json", a->json, "machine-readable output (the reports/measured/<hw>/*.json record format)");
   c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
+  c->add_option("--profiler-steps", a->profiler_steps,
+                "bracket the first N decode steps with cudaProfilerStart/Stop, for ncu --profile-from-start off "
+                "(they must not be the event-profiled last quarter: N <= 3/4 of --decode)")
+      ->check(whole_number(0, 1 << 20));
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }
 
