@@ -25,6 +25,7 @@
 #ifdef SALASIM_HAVE_CUDA
 #include <cuda_profiler_api.h>
 
+#include "gpu/linear.hpp"
 #include "gpu/runner.hpp"
 #endif
 
@@ -62,7 +63,8 @@ struct Args {
   bool plan_only = false;
   double time_limit = 0;  // seconds; 0 = none
   bool extrapolate = false;
-  int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
+  int profiler_steps = 0;
+  std::string gemv;  // "custom" or "cublas" for the single-token GEMMs; empty: the library's default  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
   std::string command_line;
 };
 
@@ -97,6 +99,7 @@ int run(const Args& a) {
   if (!gpu::available(&why)) fail("salasim run needs a GPU: {}", why);
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
+  if (!a.gemv.empty()) gpu::set_gemv(a.gemv == "custom");
   gpu::Runner r(c, w, o);
   const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
   const std::vector<int32_t> prompt = random_tokens(a.seed, N, c.vocab_size);
@@ -177,6 +180,13 @@ int run(const Args& a) {
   std::vector<double> sorted = step_ms;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+  // Host time to enqueue a step (median over the same unprofiled steps): when it is well below the step's wall
+  // time the GPU is what a step waits on, and launch overhead shows only as gaps between kernels.
+  std::vector<double> enq;
+  const std::vector<double>& es = r.decode_enqueue_s();
+  for (int i = 0; i < a.decode - profiled && i < int(es.size()); ++i) enq.push_back(es[size_t(i)] * 1e3);
+  std::sort(enq.begin(), enq.end());
+  const double enqueue_ms = enq.empty() ? 0 : enq[enq.size() / 2];
   const bool finite = gen.logits_finite;
   size_t fr = 0, tot = 0;
   gpu::mem_info(&fr, &tot);
@@ -198,6 +208,8 @@ int run(const Args& a) {
                         {"chunk", a.chunk},
                         {"ttft_s", ttft},
                         {"decode_ms_per_token", median},
+                        {"decode_host_enqueue_ms", enqueue_ms},
+                        {"decode_gemv", gpu::gemv_custom() ? "custom" : "cublas"},
                         {"peak_vram_bytes", peak},
                         {"planner_peak_bytes", r.plan().total},
                         {"weights_load_s", load_s},
@@ -235,6 +247,9 @@ int run(const Args& a) {
     if (!step_ms.empty())
       fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f}) over the {} unprofiled steps\n",
                  a.decode, median, sorted.front(), sorted.back(), step_ms.size());
+    if (!enq.empty())
+      fmt::print("  host time to enqueue a step: median {:.2f} ms ({:.0f}% of the step's wall time)\n", enqueue_ms,
+                 median > 0 ? 100.0 * enqueue_ms / median : 0.0);
     if (profiled > 0) {
       // The profiled steps' op intervals include the events' own cost and any gap between ops, so they can add up
       // to more than an unprofiled step's wall time: then the host overhead is below what this can separate.
@@ -272,6 +287,9 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
               "the released config)");
   c->add_flag("--json", a->json, "machine-readable output (the reports/measured/<hw>/*.json record format)");
   c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
+  c->add_option("--gemv", a->gemv, "single-token GEMMs of decode: custom (gpu/gemv.cu) or cublas; default: the "
+                                    "library's choice (docs/performance.md)")
+      ->check(CLI::IsMember({"custom", "cublas"}));
   c->add_option("--profiler-steps", a->profiler_steps,
                 "bracket the first N decode steps with cudaProfilerStart/Stop, for ncu --profile-from-start off "
                 "(they must not be the event-profiled last quarter: N <= 3/4 of --decode)")

@@ -1,8 +1,11 @@
 // gemv: the single-token case of linear (decode), y = alpha * W x with W [out, in] bf16 row-major, fp32 accumulate,
-// bf16 out. Decode streams every weight once per token, so this is a pure bandwidth kernel: x is staged in shared
-// memory as fp32, each warp takes two rows and its lanes read them in 16-byte pieces, two independent sums per lane
-// keeping 2 x in/256 loads in flight. cuBLAS stays available (linear.hpp: set_gemv) so the two are measured side
-// by side (bench/op_cases: gemv.*).
+// bf16 out. Decode streams every weight once per token, so this is a pure bandwidth kernel: what matters is bytes in
+// flight per SM from the first cycle. Each warp takes kRows rows; per batch a lane issues kUnroll 16-byte loads per
+// row (8 weights each, streamed past the caches: each is read once a token) and the matching 16-byte pieces of x (read from L1/L2: x is at most 96 KiB and every warp of
+// the SM reads it), all before the first FMA. No shared-memory staging of x: the barrier it needed held every
+// weight load back until x had arrived. Rows per warp: 2 where in <= 8192 (a warp reads 2 x in x 2 bytes per
+// batch round), 1 for the 16384-wide MLP down projection so that its 4096 rows still fill every SM with warps.
+// cuBLAS stays available (linear.hpp: set_gemv) so the two are measured side by side (bench/op_cases: gemv.*).
 #include "gpu/check.cuh"
 #include "gpu/kernels.cuh"
 #include "gpu/linear.hpp"
@@ -11,64 +14,71 @@ namespace salasim::gpu {
 
 namespace {
 
-constexpr int kWarps = 8, kRowsPerWarp = 2;
+constexpr int kWarps = 8, kUnroll = 4;
 
-// Grid ceil(out / 16), kWarps * 32 threads, in * 4 bytes of dynamic shared memory.
+// Grid ceil(out / (kWarps * R)), kWarps * 32 threads.
+template <int R>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const uint16_t* __restrict__ W, const uint16_t* __restrict__ x,
                                                            int in, int out, float alpha, uint16_t* __restrict__ y) {
-  extern __shared__ float xs[];
-  for (int i = threadIdx.x * 8; i < in; i += blockDim.x * 8) {
-    float v[8];
-    ld_bf16x8(x + i, v);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) xs[i + j] = v[j];
-  }
-  __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t r0 = (int64_t(blockIdx.x) * kWarps + warp) * kRowsPerWarp;
+  const int64_t r0 = (int64_t(blockIdx.x) * kWarps + warp) * R;
   if (r0 >= out) return;
-  const bool two = r0 + 1 < out;
-  const uint16_t* w0 = W + r0 * in;
-  const uint16_t* w1 = two ? w0 + in : w0;
-  float a0 = 0.f, a1 = 0.f;
-#pragma unroll 4
-  for (int i = lane * 8; i < in; i += 32 * 8) {
-    float u[8], v[8];
-    ld_bf16x8(w0 + i, u);
-    ld_bf16x8(w1 + i, v);
-    const float4 xa = *reinterpret_cast<const float4*>(xs + i), xb = *reinterpret_cast<const float4*>(xs + i + 4);
-    const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+  const uint16_t* w[R];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      a0 += u[j] * xv[j];
-      a1 += v[j] * xv[j];
+  for (int r = 0; r < R; ++r) w[r] = W + std::min<int64_t>(r0 + r, out - 1) * in;  // a missing last row repeats one
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.f;
+  constexpr int kStep = 32 * 8;  // elements a warp covers per load
+  for (int base = lane * 8; base < in; base += kUnroll * kStep) {
+    uint4 wv[R][kUnroll], xv[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int i = base + u * kStep;
+      const bool ok = i < in;
+#pragma unroll
+      for (int r = 0; r < R; ++r) wv[r][u] = ok ? __ldcs(reinterpret_cast<const uint4*>(w[r] + i)) : make_uint4(0, 0, 0, 0);
+      xv[u] = ok ? __ldg(reinterpret_cast<const uint4*>(x + i)) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      float xf[8];
+      unpack_bf16x8(xv[u], xf);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float wf[8];
+        unpack_bf16x8(wv[r][u], wf);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[r] += wf[j] * xf[j];
+      }
     }
   }
-  a0 = warp_sum(a0);
-  a1 = warp_sum(a1);
-  if (lane == 0) {
-    st_bf16(y + r0, alpha * a0);
-    if (two) st_bf16(y + r0 + 1, alpha * a1);
-  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+  if (lane == 0)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (r0 + r < out) st_bf16(y + r0 + r, alpha * acc[r]);
 }
 
 }  // namespace
 
 bool gemv_supported(const bf16_t* x, const bf16_t* W, int in) {
-  return in % 8 == 0 && in <= 48 * 1024 && vec8_ok(x, in, in) && vec8_ok(W, in, in);
+  return in % 8 == 0 && vec8_ok(x, in, in) && vec8_ok(W, in, in);
 }
 
 void gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float alpha, Stream s) {
   const auto op = [&] { return op_desc("gemv", {{"in", in}, {"out", out}}); };
-  ARG_CHECK(gemv_supported(x, W, in), op, "gemv needs in % 8 == 0, in <= 49152 and 16-byte aligned x and W");
-  const size_t smem = size_t(in) * 4;
-  static size_t raised = 48 * 1024;
-  if (smem > raised) {
-    CUDA_CHECK(cudaFuncSetAttribute(gemv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
-    raised = smem;
+  ARG_CHECK(gemv_supported(x, W, in), op, "gemv needs in % 8 == 0 and 16-byte aligned x and W");
+  if (out <= 0) return;
+  const auto* w = reinterpret_cast<const uint16_t*>(W);
+  const auto* xx = reinterpret_cast<const uint16_t*>(x);
+  auto* yy = reinterpret_cast<uint16_t*>(y);
+  if (in <= 8192) {
+    gemv_kernel<2><<<unsigned((out + kWarps * 2 - 1) / (kWarps * 2)), kWarps * 32, 0, s>>>(w, xx, in, out, alpha, yy);
+  } else {
+    gemv_kernel<1><<<unsigned((out + kWarps - 1) / kWarps), kWarps * 32, 0, s>>>(w, xx, in, out, alpha, yy);
   }
-  const unsigned grid = unsigned((out + kWarps * kRowsPerWarp - 1) / (kWarps * kRowsPerWarp));
-  gemv_kernel<<<grid, kWarps * 32, smem, s>>>(W, x, in, out, alpha, y);
   CHECK_LAUNCH(op);
 }
 

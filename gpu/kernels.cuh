@@ -29,14 +29,16 @@ __device__ __forceinline__ float block_sum(float v) {
 }
 
 // 8 consecutive bf16 (16 bytes, 16-byte aligned) to and from fp32.
-__device__ __forceinline__ void ld_bf16x8(const uint16_t* p, float (&v)[8]) {
-  const uint4 u = *reinterpret_cast<const uint4*>(p);
+__device__ __forceinline__ void unpack_bf16x8(const uint4& u, float (&v)[8]) {
   const uint32_t w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     v[2 * i] = __uint_as_float(w[i] << 16);
     v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
   }
+}
+__device__ __forceinline__ void ld_bf16x8(const uint16_t* p, float (&v)[8]) {
+  unpack_bf16x8(*reinterpret_cast<const uint4*>(p), v);
 }
 __device__ __forceinline__ void st_bf16x8(uint16_t* p, const float (&v)[8]) {
   uint32_t w[4];

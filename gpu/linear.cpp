@@ -25,6 +25,7 @@ bool use_gemv = false;
 }  // namespace
 
 void set_gemv(bool custom) { use_gemv = custom; }
+bool gemv_custom() { return use_gemv; }
 
 void linear(const Blas& b, const bf16_t* x, int64_t ldx, const bf16_t* W, int64_t T, int in, int out, bf16_t* y,
             int64_t ldy, float alpha) {

@@ -33,5 +33,6 @@ bool gemv_supported(const bf16_t* x, const bf16_t* W, int in);
 void gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float alpha, Stream s);
 // Which path linear takes for T = 1: cuBLAS (default) or the custom gemv (for side-by-side measurements).
 void set_gemv(bool custom);
+bool gemv_custom();  // the path set_gemv chose
 
 }  // namespace salasim::gpu

@@ -26,6 +26,11 @@ void residual(bf16_t* h, const bf16_t* b, int64_t T, int D, float scale, const b
 // x: [T, H*hd] (ldx); inv_freq: [hd/2] fp32 on the device (the fp32 table of reference/rope.cpp).
 void rope(bf16_t* x, int64_t ldx, int64_t T, int H, int hd, const bf16_t* w, float eps, int64_t pos0,
           const float* inv_freq, Stream s);
+// q and k of the fused Lightning projection in one launch (k's heads follow q's in each row: k = q + H*hd), each
+// with its own norm weight: the same values as rope(q, wq) and rope(k, wk), one launch instead of two (a decode step
+// runs 24 of these, each a few microseconds of launch-bound work).
+void rope_qk(bf16_t* q, int64_t ldx, int64_t T, int H, int hd, const bf16_t* wq, const bf16_t* wk, float eps,
+             int64_t pos0, const float* inv_freq, Stream s);
 
 // ---- gate.cu: y = bf16(x * sigmoid(z)). x: [T, n] (ldx); z: [T, n] (ldz); y: [T, n] (ldy), may alias x.
 void gate(const bf16_t* x, int64_t ldx, const bf16_t* z, int64_t ldz, int64_t T, int n, bf16_t* y, int64_t ldy,
@@ -36,6 +41,11 @@ void mlp_act(const bf16_t* gu, int64_t T, int I, bf16_t* act, Stream s);
 
 // ---- synth.cu: dst[i] = synth_bf16(key, first + i, amp) (model/synth.hpp), or 1.0 when ones.
 void synth_fill(bf16_t* dst, int64_t n, uint64_t first, uint64_t key, float amp, bool ones, Stream s);
+
+// ---- kv_append.cu: rows pos0 .. pos0+T-1 of the sparse layer's caches from the projection: for each kv group j,
+// Kc[j, pos0 + t, :] = k[t, j*hd .. (j+1)*hd) and likewise V. k, v: [T, G*hd] (ld); Kc, Vc: [G, cap, hd].
+void kv_append(const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int G, int hd, bf16_t* Kc, bf16_t* Vc,
+               int64_t cap, int64_t pos0, Stream s);
 
 // ---- convert.cu: bf16 -> fp32 (for downloads of logits and taps).
 void bf16_to_f32(const bf16_t* x, int64_t n, float* y, Stream s);

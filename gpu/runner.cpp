@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "gpu/check.cuh"
@@ -103,6 +104,7 @@ struct Runner::Impl {
   // state
   int64_t len = 0, prefill_total = -1;
   int decode_steps = 0;
+  std::vector<double> enqueue_s;  // per decode step: host seconds to enqueue its work (Runner::decode_enqueue_s)
   // profiling
   struct Seg {
     int cls;
@@ -261,9 +263,8 @@ struct Runner::Impl {
     tap(taps, P + "proj/k", k, T, Ld, ld);
     tap(taps, P + "proj/v", v, T, Ld, ld);
     tap(taps, P + "proj/z", z, T, Ld, ld);
-    timed(kOther, [&] {
-      rope(q, ld, T, H, hd, L.q_norm.get(), float(c.rms_norm_eps), pos0, inv_freq.get(), stream);
-      rope(k, ld, T, H, hd, L.k_norm.get(), float(c.rms_norm_eps), pos0, inv_freq.get(), stream);
+    timed(kOther, [&] {  // k = q + Ld: q's and k's heads in one launch
+      rope_qk(q, ld, T, H, hd, L.q_norm.get(), L.k_norm.get(), float(c.rms_norm_eps), pos0, inv_freq.get(), stream);
     });
     tap(taps, P + "qk_rope/q", q, T, Ld, ld);
     tap(taps, P + "qk_rope/k", k, T, Ld, ld);
@@ -299,14 +300,8 @@ struct Runner::Impl {
     tap(taps, P + "proj/v", v, T, KVd, ld);
     tap(taps, P + "proj/g", g, T, Q, ld);
     bf16_t *Kc = K[size_t(l)].get(), *Vc = V[size_t(l)].get();
-    timed(kOther, [&] {
-      for (int j = 0; j < G; ++j) {  // append this chunk's keys and values to kv head j's cache rows
-        CUDA_CHECK(cudaMemcpy2DAsync(Kc + (j * cap + pos0) * hd, size_t(hd) * 2, k + j * hd, size_t(ld) * 2,
-                                     size_t(hd) * 2, size_t(T), cudaMemcpyDeviceToDevice, stream), "KV cache append");
-        CUDA_CHECK(cudaMemcpy2DAsync(Vc + (j * cap + pos0) * hd, size_t(hd) * 2, v + j * hd, size_t(ld) * 2,
-                                     size_t(hd) * 2, size_t(T), cudaMemcpyDeviceToDevice, stream), "KV cache append");
-      }
-    });
+    // append this chunk's keys and values to the caches' rows pos0 .. pos0 + T - 1 of every kv head
+    timed(kOther, [&] { kv_append(k, v, ld, T, G, hd, Kc, Vc, cap, pos0, stream); });
     const int64_t len_new = pos0 + T;
     timed(kSelect, [&] {
       compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.kernel_size, c.sparse.kernel_stride, K1[size_t(l)].get(), cap1, stream);
@@ -546,10 +541,14 @@ std::vector<float> Runner::decode(int32_t token, TapRecorder* taps, const TapMap
   if (m.len + 1 > m.opt.max_context) fail("decode past the planned context of {}", m.opt.max_context);
   const int64_t p = m.len;
   const std::string phase = decode_phase(m.decode_steps++);
+  const auto t0 = std::chrono::steady_clock::now();
   m.forward(&token, 1, p + 1 >= m.cfg.sparse.dense_len, ceil_div(p + 1, m.cfg.sparse.block_size), true, phase, 0, taps,
             forced, true);
+  m.enqueue_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return m.logits();
 }
+
+const std::vector<double>& Runner::decode_enqueue_s() const { return impl_->enqueue_s; }
 
 std::vector<float> Runner::gla_state(int layer) const {
   const Impl& m = *impl_;
@@ -614,6 +613,7 @@ void Runner::reset() {
   m.len = 0;
   m.prefill_total = -1;
   m.decode_steps = 0;
+  m.enqueue_s.clear();
   for (Impl::KeptSelection& k : m.kept) k = {};
   CUDA_CHECK(cudaDeviceSynchronize(), "reset");
 }

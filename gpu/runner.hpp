@@ -61,6 +61,11 @@ class Runner {
   std::vector<float> gla_state(int layer) const;
   std::vector<bf16_t> kv_cache(int layer, bool values) const;
 
+  // Per decode step since the sequence began: host seconds spent enqueueing the step's work (embedding to logits,
+  // before the wait for the logits). Below the step's wall time, the GPU is what a step waits on; the launches are
+  // then hidden except for the gaps between kernels on the GPU.
+  const std::vector<double>& decode_enqueue_s() const;
+
   // Per-op CUDA events (times()) on or off from the next call; they cost host time on every op.
   void set_profile(bool on);
 

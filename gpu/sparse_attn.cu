@@ -13,10 +13,12 @@
 // Cost: 786K FLOP per (query, group, block). What bounds it is bytes: with selections that neighbouring queries
 // do not share (random synthetic weights), each query's 62 chosen blocks are 2 MiB of K/V per group from HBM.
 //
-// Decode (T <= kAttnSplitMaxT): split_kernel, grid (T, G, splits of 8 block slots), 4 warps: every block of the
-// split comes to shared memory once, warp w takes its keys 16w..16w+15, and the warps' partial softmaxes are merged
-// in shared memory into one (max, sum, O) per split; combine_kernel merges the splits (flash-decoding). A decode
-// step thereby runs 24 CTAs per sparse layer instead of 2, each over <= 8 blocks.
+// Decode (T <= kAttnSplitMaxT): split_kernel, grid (T, G, splits of kAttnSplitSlots = 2 block slots), 4 warps: every
+// block of the split comes to shared memory once, warp w takes its keys 16w..16w+15, and the warps' partial softmaxes
+// are merged in shared memory into one (max, sum, O) per split; combine_kernel merges the splits (flash-decoding). A
+// decode step thereby runs 96 CTAs per sparse layer (k_sel = 96, G = 2), each over <= 2 blocks: what bounds a
+// decode call is latency (a block's load, a barrier), not bytes (6 MiB of K/V per layer), so short chains over many
+// SMs win; 8 slots per split (24 CTAs) measured 43 us a call under Nsight Compute (docs/performance.md).
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -356,26 +358,44 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __rest
   }
 }
 
-// out = merged O / merged l over the splits. Grid (T, G), kHd threads (one output dim each, all 16 rows).
-__global__ void combine_kernel(int nsplit, int G, const float2* __restrict__ part_ml, const float* __restrict__ part_o,
-                               bf16* __restrict__ out, int64_t ldo) {
+// out = merged O / merged l over the splits. Grid (T, G, kRows / kCombRows), kCombRows x kHd threads: thread (r, d)
+// owns output dim d of row r. Splits go in chunks of kCombChunk: their (max, sum) pairs come to shared memory in one
+// parallel load, then the partial O values of the chunk are independent loads (unrolled), merged online into a
+// running (max, sum, acc). A grid of (T, G) with one thread per dim walked rows and splits serially: 64 us a call.
+constexpr int kCombRows = 4, kCombChunk = 64;
+__global__ void __launch_bounds__(kCombRows * kHd) combine_kernel(int nsplit, int G, const float2* __restrict__ part_ml,
+                                                                   const float* __restrict__ part_o,
+                                                                   bf16* __restrict__ out, int64_t ldo) {
+  __shared__ float2 ml[kCombRows][kCombChunk];
   const int64_t t = blockIdx.x;
-  const int grp = blockIdx.y, d = threadIdx.x;
-  for (int r = 0; r < kRows; ++r) {
-    const int64_t base = (t * G + grp) * nsplit;
-    float M = -INFINITY;
-    for (int s = 0; s < nsplit; ++s) M = fmaxf(M, part_ml[(base + s) * kRows + r].x);
-    float L = 0.f, acc = 0.f;
-    if (M > -INFINITY)
-      for (int s = 0; s < nsplit; ++s) {
-        const float2 ml = part_ml[(base + s) * kRows + r];
-        if (ml.x == -INFINITY) continue;
-        const float w = exp2f(ml.x - M);
-        L += ml.y * w;
-        acc += part_o[((base + s) * kRows + r) * kHd + d] * w;
-      }
-    out[t * ldo + (int64_t(grp) * kRows + r) * kHd + d] = __float2bfloat16_rn(L > 0.f ? acc / L : 0.f);
+  const int grp = blockIdx.y, rr = threadIdx.x / kHd, d = threadIdx.x % kHd, r = blockIdx.z * kCombRows + rr;
+  const int64_t base = (t * G + grp) * nsplit;
+  float M = -INFINITY, L = 0.f, acc = 0.f;
+  for (int s0 = 0; s0 < nsplit; s0 += kCombChunk) {
+    const int ns = min(kCombChunk, nsplit - s0);
+    __syncthreads();  // the previous chunk's pairs are read
+    for (int i = threadIdx.x; i < kCombRows * kCombChunk; i += blockDim.x) {
+      const int row = i / kCombChunk, s = i % kCombChunk;
+      ml[row][s] = s < ns ? part_ml[(base + s0 + s) * kRows + blockIdx.z * kCombRows + row] : make_float2(-INFINITY, 0.f);
+    }
+    __syncthreads();
+    float cm = -INFINITY;
+    for (int s = 0; s < ns; ++s) cm = fmaxf(cm, ml[rr][s].x);
+    if (cm == -INFINITY) continue;  // no split of this chunk saw a key
+    const float Mn = fmaxf(M, cm), f = M == -INFINITY ? 0.f : exp2f(M - Mn);
+    L *= f;
+    acc *= f;
+    M = Mn;
+    const float* po = part_o + ((base + s0) * kRows + r) * kHd + d;
+#pragma unroll 8
+    for (int s = 0; s < ns; ++s) {
+      const float2 p = ml[rr][s];
+      const float w = p.x == -INFINITY ? 0.f : exp2f(p.x - M);
+      L += p.y * w;
+      acc += po[int64_t(s) * kRows * kHd] * w;
+    }
   }
+  out[t * ldo + (int64_t(grp) * kRows + r) * kHd + d] = __float2bfloat16_rn(L > 0.f ? acc / L : 0.f);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -430,7 +450,8 @@ void sparse_attn(const AttnArgs& a, Stream s) {
     split_kernel<<<dim3(unsigned(a.T), unsigned(a.G), unsigned(nsplit)), kSplitThreads, kSplitSmem, s>>>(
         q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, part_ml, part_o);
     CHECK_LAUNCH([&] { return op() + " split"; });
-    combine_kernel<<<dim3(unsigned(a.T), unsigned(a.G)), kHd, 0, s>>>(int(nsplit), a.G, part_ml, part_o, out, a.ldo);
+    combine_kernel<<<dim3(unsigned(a.T), unsigned(a.G), unsigned(kRows / kCombRows)), kCombRows * kHd, 0, s>>>(
+        int(nsplit), a.G, part_ml, part_o, out, a.ldo);
     CHECK_LAUNCH([&] { return op() + " combine"; });
     return;
   }

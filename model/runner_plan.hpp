@@ -21,7 +21,7 @@ size_t gla_segment_states_bytes(int64_t T, int H, int hd);
 
 // ---- sparse_attn for calls of a few queries (decode): each query's block slots in splits of kAttnSplitSlots,
 // each split's partial softmax [16 rows] x (max, sum) and [16 rows, 128] fp32 O, for T queries and G groups.
-constexpr int kAttnSplitSlots = 8;
+constexpr int kAttnSplitSlots = 2;
 constexpr int64_t kAttnSplitMaxT = 4;  // calls of at most this many queries take the split path
 size_t attn_split_workspace_bytes(int64_t T, int G, int64_t slots);
 

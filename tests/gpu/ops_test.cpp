@@ -113,6 +113,81 @@ TEST_CASE("rope: qk-norm then RoPE within tolerance up to position 2M", "[rope][
   }
 }
 
+TEST_CASE("rope: rope_qk equals rope on q and rope on k, bit for bit", "[rope][gpu]") {
+  const int H = 3, hd = 128;
+  const int64_t T = 37, ld = 4 * H * hd;  // the Lightning projection row: q | k | v | z
+  const ref::RopeTable tab = ref::rope_table(hd, 10000.0, ref::RopeAngles::Fp32);
+  auto inv = gpu::to_device(tab.inv_freq32);
+  auto wq = upload_bf16(bf16_round(Mat(randn(1, hd, 21, 0.5).array() + 1.0)));
+  auto wk = upload_bf16(bf16_round(Mat(randn(1, hd, 22, 0.5).array() + 1.0)));
+  const Mat x = bf16_round(randn(T, ld, 23, 3.0));
+  auto one = upload_bf16(x), two = upload_bf16(x);
+  gpu::rope_qk(one.get(), ld, T, H, hd, wq.get(), wk.get(), 1e-6f, 70001, inv.get(), nullptr);
+  gpu::rope(two.get(), ld, T, H, hd, wq.get(), 1e-6f, 70001, inv.get(), nullptr);
+  gpu::rope(two.get() + H * hd, ld, T, H, hd, wk.get(), 1e-6f, 70001, inv.get(), nullptr);
+  const Mat a = download_bf16(one, T, ld), b = download_bf16(two, T, ld);
+  CHECK((a - b).cwiseAbs().maxCoeff() == 0.0);
+  CHECK((a.rightCols(2 * H * hd) - x.rightCols(2 * H * hd)).cwiseAbs().maxCoeff() == 0.0);  // v and z untouched
+  CHECK((a.leftCols(2 * H * hd) - x.leftCols(2 * H * hd)).cwiseAbs().maxCoeff() > 0.0);
+}
+
+TEST_CASE("gemv: y = alpha W x within one bf16 rounding of float64, odd sizes and both row paths", "[gemv][gpu]") {
+  // in = 4104: 2 rows a warp and a ragged last batch; in = 16392: 1 row a warp; out not a multiple of a CTA's rows
+  for (const auto& [in, out] : {std::pair<int, int>{4104, 37}, {4104, 1001}, {16392, 45}, {8, 3}}) {
+    const Mat W = bf16_round(randn(out, in, 31 + uint64_t(in), 0.05)), x = bf16_round(randn(1, in, 32));
+    auto dW = upload_bf16(W), dx = upload_bf16(x);
+    gpu::Buffer<gpu::bf16_t> dy(size_t(out) + 8);
+    poison(dy);
+    const float alpha = 0.0625f;
+    gpu::gemv(dW.get(), dx.get(), in, out, dy.get(), alpha, nullptr);
+    const Mat got = download_bf16(dy, 1, out + 8);
+    const ref::Vec exact = double(alpha) * (W * x.transpose());
+    const ref::Vec mag = double(alpha) * (W.cwiseAbs() * x.transpose().cwiseAbs());
+    INFO("in " << in << ", out " << out);
+    for (int i = 0; i < out; ++i) {
+      INFO("row " << i);
+      CHECK(std::abs(got(0, i) - exact(i)) <= std::ldexp(std::abs(exact(i)), -8) + 1e-5 * mag(i));
+    }
+    for (int i = out; i < out + 8; ++i) CHECK(std::isnan(got(0, i)));  // rows past out are not written
+  }
+}
+
+TEST_CASE("kv_append: the call's rows land in every group's cache rows, bit for bit, nothing else written", "[kv_append][gpu]") {
+  const int G = 3, hd = 128;
+  const int64_t ld = 5 * G * hd + 8, cap = 300;  // keys and values inside a wider projection row
+  for (const auto& [T, pos0] : {std::pair<int64_t, int64_t>{1, 0}, {1, 299}, {57, 100}, {300, 0}}) {
+    const Mat proj = bf16_round(randn(T, ld, 41 + uint64_t(T)));
+    auto dp = upload_bf16(proj);
+    gpu::Buffer<gpu::bf16_t> Kc(size_t(G * cap * hd)), Vc(size_t(G * cap * hd));
+    poison(Kc);
+    poison(Vc);
+    const int64_t k0 = 2 * G * hd + 8, v0 = k0 + G * hd;  // column offsets of k and v (16-byte aligned)
+    gpu::kv_append(dp.get() + k0, dp.get() + v0, ld, T, G, hd, Kc.get(), Vc.get(), cap, pos0, nullptr);
+    const Mat K = download_bf16(Kc, G * cap, hd), V = download_bf16(Vc, G * cap, hd);
+    INFO("T " << T << ", pos0 " << pos0);
+    int64_t written = 0, wrong = 0;
+    for (int j = 0; j < G; ++j)
+      for (int64_t r = 0; r < cap; ++r) {
+        const int64_t t = r - pos0;
+        const bool in = t >= 0 && t < T;
+        for (int d = 0; d < hd; ++d) {
+          const double kv = K(j * cap + r, d), vv = V(j * cap + r, d);
+          if (in) {
+            wrong += kv != proj(t, k0 + j * hd + d) || vv != proj(t, v0 + j * hd + d);
+            ++written;
+          } else {
+            wrong += !std::isnan(kv) || !std::isnan(vv);
+          }
+        }
+      }
+    CHECK(written == T * G * hd);
+    CHECK(wrong == 0);
+  }
+  gpu::Buffer<gpu::bf16_t> small(size_t(G * 4 * hd));
+  CHECK_THROWS_AS(gpu::kv_append(small.get(), small.get(), G * hd, 2, G, hd, small.get(), small.get(), 4, 3, nullptr),
+                  DeviceError);  // rows past the capacity are refused
+}
+
 TEST_CASE("gate: x times sigmoid(z), mlp_act: silu(g) times u, within tolerance", "[gate][mlp][gpu]") {
   const int64_t T = 41;
   const int n = 513;
