@@ -156,22 +156,7 @@ step_decode_ncu() {  # step_decode_ncu 64K [steps]: every kernel of the first de
     "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 16 --extrapolate \
     --profiler-steps "$steps" > "$OUT/decode_ncu_$ctx.csv" 2> "$OUT/decode_ncu_$ctx.err"
   local rc=$?
-  python3 - "$OUT/decode_ncu_$ctx.csv" "$steps" <<'PY' | tee "$OUT/decode_ncu_$ctx.txt"
-import csv, sys, collections
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-head, body = rows[0], rows[1:]
-ki, vi = head.index("Kernel Name"), head.index("Metric Value")
-tot = collections.defaultdict(float); cnt = collections.Counter()
-for r in body:
-    if r[vi] in ("", "Metric Value"): continue
-    k = r[ki].split("(")[0].split("<")[0]
-    tot[k] += float(r[vi].replace(",", "")); cnt[k] += 1
-steps = int(sys.argv[2]); unit = 1e-3  # ns -> us
-print(f"{'kernel':60s} {'launches/step':>13s} {'us/step':>10s}")
-for k, v in sorted(tot.items(), key=lambda kv: -kv[1]):
-    print(f"{k[:60]:60s} {cnt[k]/steps:13.1f} {v*unit/steps:10.1f}")
-print(f"{'TOTAL':60s} {sum(cnt.values())/steps:13.1f} {sum(tot.values())*unit/steps:10.1f}")
-PY
+  python3 bench/ncu_table.py "$OUT/decode_ncu_$ctx.csv" "$steps" | tee "$OUT/decode_ncu_$ctx.txt"
   grep -E "decode:" "$OUT/decode_ncu_$ctx.csv" "$OUT/decode_ncu_$ctx.err" | head -3
   [ $rc -eq 0 ] && note "decode_ncu $ctx done" || note "decode_ncu $ctx FAILED (rc $rc)"
 }
