@@ -9,16 +9,23 @@
 //     4 mma. Per head an online max / sum of exp2 over the windows its query sees, merged over the lanes at the
 //     end: one (max, sum) pair per (query, head, split). Sub-chunks of <= 2 queries (decode) give all 8 warps
 //     the same queries and interleave the 16-window tiles instead, merging the warps' pairs in shared memory.
-//  2. lse_combine  one thread per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
+//  2. lse_combine  one warp per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
 //     sees no K2 window (its visible K1 windows then score +inf, as in the reference).
 //  3. score_pool   grid (ceil(nq/16), ceil(nb/127), G), the same tiling over the 509 K1 windows 4 b0 - 1 .. that
 //     cover blocks b0 .. b0+126: s[window] = sum over the 16 heads of exp2(tau log2(e) q_h.K1 - LSE2_h) (each
 //     lane sums its 4 heads, two shuffles the quad's), rounded once to bf16, kept in shared memory, then max-pooled
 //     into the blocks (bf16 bit patterns of non-negative scores order like the values): pooled [q, G, nb] 16-bit
 //     keys are all that reaches global memory (a quarter of the window scores).
-//  4. topk         grid (nq, G), 8 warps: forced blocks, the exact top-(k_sel - forced) of the others by a two-pass
-//     8-bit radix select on the 16-bit keys (histogram increments aggregated per warp with match.any, since most
-//     keys share their high byte), ties to the lower block index; ids ascending, -1 padding; the optional scores.
+//  4. topk         grid (nq, G), 128 .. 1024 threads (topk_threads: 16 keys a thread for the few CTAs of decode,
+//     so one CTA takes 16K blocks; 64 for the many CTAs of prefill): forced blocks, the exact top-(k_sel - forced)
+//     of the others by a two-pass 8-bit radix select on the 16-bit keys (histogram increments aggregated per warp
+//     with match.any, since most keys share their high byte), ties to the lower block index; ids ascending, -1
+//     padding; the optional scores. Thread i owns the contiguous keys [i S, i S + S) of [nb] (S a multiple of 8:
+//     16-byte loads of 8 keys), so thread order is block order: after the two histograms (each warp finds the
+//     threshold bin itself by a suffix scan of 8 bins a lane), each thread counts its keys above the threshold
+//     and those equal to it, ONE CTA-wide scan of the pair (packed in 64 bits) gives its output offset and its rank
+//     among the ties, and it writes its ids in order. A fixed 5 barriers whatever nb (chunks of 256 keys with two
+//     scans each cost 101 us a decode call at nb = 16K, 1M keys).
 //
 // Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2:
 // docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU unit
@@ -235,25 +242,46 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
   }
 }
 
-// lse: [nq, H] LSE2 in log2 units from the partials of the splits each query sees.
-__global__ void lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t nsplit, const float2* __restrict__ part,
-                                   float* __restrict__ lse) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= ch.nq * ch.H) return;
+// lse: [nq, H] LSE2 in log2 units from the partials of the splits each query sees. One warp per (query, head):
+// the lanes load the splits side by side (one thread walking them waited on ns / 4 dependent loads: 7.5 us a
+// decode call at 1M keys, 32 splits), the max is a warp reduction (order-free), and the sum keeps the serial
+// order s = 0, 1, ... of fused multiply-adds, each term broadcast from its lane, so LSE2 is the same bits.
+constexpr int kCombineRows = 8;  // warps (rows) per lse_combine CTA
+__global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t nsplit,
+                                                                        const float2* __restrict__ part,
+                                                                        float* __restrict__ lse) {
+  const int64_t i = int64_t(blockIdx.x) * kCombineRows + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (i >= ch.nq * ch.H) return;  // warp-uniform
   const int64_t tl = i / ch.H;
   const int64_t n2v = n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2);
   const int64_t ns = (n2v + kSplit - 1) / kSplit;
   const float2* pp = part + i * nsplit;
   float M = -INFINITY;
-  for (int64_t s = 0; s < ns; ++s) M = fmaxf(M, pp[s].x);
+  for (int64_t s = lane; s < ns; s += 32) M = fmaxf(M, pp[s].x);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
   if (M == -INFINITY) {  // no K2 window visible yet: every visible K1 window scores +inf
-    lse[i] = -INFINITY;
+    if (lane == 0) lse[i] = -INFINITY;
     return;
   }
   float L = 0.f;
-  for (int64_t s = 0; s < ns; ++s)
-    if (pp[s].x > -INFINITY) L += pp[s].y * exp2f(pp[s].x - M);
-  lse[i] = M + log2f(L);
+  for (int64_t s0 = 0; s0 < ns; s0 += 32) {
+    float y = 0.f, e = 0.f;  // this lane's split s0 + lane: sum and exp2(max - M)
+    bool live = false;
+    if (s0 + lane < ns) {
+      const float2 v = pp[s0 + lane];
+      live = v.x > -INFINITY;
+      if (live) y = v.y, e = exp2f(v.x - M);
+    }
+    const unsigned lives = __ballot_sync(0xffffffffu, live);
+    const int n = int(std::min<int64_t>(32, ns - s0));
+    for (int j = 0; j < n; ++j) {
+      const float yj = __shfl_sync(0xffffffffu, y, j), ej = __shfl_sync(0xffffffffu, e, j);
+      if ((lives >> j) & 1u) L = fmaf(yj, ej, L);
+    }
+  }
+  if (lane == 0) lse[i] = M + log2f(L);
 }
 
 // k1: [G, k1_cap, hd]; n1c: K1 windows that exist for the sub-chunk's last query; lse: [nq, H] (log2 units);
@@ -640,7 +668,8 @@ void select_blocks(const SelectArgs& a, Stream s) {
         lse_partial_kernel<<<grid, kThreads, kTileSmem, s>>>(ch, k2, a.k2_cap, n2c, kernel2, stride2, L.nsplit, part);
         CHECK_LAUNCH([&] { return at("lse_partial"); });
       }
-      lse_combine_kernel<<<unsigned((nq * a.H + 255) / 256), 256, 0, s>>>(ch, kernel2, stride2, L.nsplit, part, lse);
+      lse_combine_kernel<<<unsigned((nq * a.H + kCombineRows - 1) / kCombineRows), kCombineRows * 32, 0, s>>>(
+        ch, kernel2, stride2, L.nsplit, part, lse);
       CHECK_LAUNCH([&] { return at("lse_combine"); });
       const dim3 grid(qtiles, unsigned((nbc + kPoolBlocks - 1) / kPoolBlocks), unsigned(a.G));
       score_pool_kernel<<<grid, kThreads, kPoolSmem, s>>>(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, lse,
