@@ -496,29 +496,24 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectR
   // the take-th largest candidate key (thr) and how many candidates equal to it are taken (n_eq)
   int thr = 0x10000, n_eq = 0;  // take == 0: no candidate passes
   if (take > 0) {
+    // h[bin_of(key)] += 1 over the candidates of the thread's segment (bin -1: not counted), then a barrier
+    auto histogram = [&](int* h, auto bin_of) {
+      for (int c = 0; c < S && warp0 + c < nb; c += 8) {
+        uint32_t k[8];
+        load_keys8(pk, seg0 + c, nb, vec, k);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const int b = seg0 + c + e;
+          hist_add(h, b < nb && !forced(b) ? bin_of(k[e]) : -1);
+        }
+      }
+      __syncthreads();
+    };
     for (int i = threadIdx.x; i < 2 * 256; i += blockDim.x) hist[i / 256][i % 256] = 0;
     __syncthreads();
-    for (int c = 0; c < S && warp0 + c < nb; c += 8) {
-      uint32_t k[8];
-      load_keys8(pk, seg0 + c, nb, vec, k);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const int b = seg0 + c + e;
-        hist_add(hist[0], b < nb && !forced(b) ? int(k[e] >> 8) : -1);
-      }
-    }
-    __syncthreads();
+    histogram(hist[0], [](uint32_t key) { return int(key >> 8); });
     const int2 hi = find_bin(hist[0], take);  // {high byte, still needed from it}
-    for (int c = 0; c < S && warp0 + c < nb; c += 8) {
-      uint32_t k[8];
-      load_keys8(pk, seg0 + c, nb, vec, k);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const int b = seg0 + c + e;
-        hist_add(hist[1], b < nb && !forced(b) && int(k[e] >> 8) == hi.x ? int(k[e] & 255) : -1);
-      }
-    }
-    __syncthreads();
+    histogram(hist[1], [&](uint32_t key) { return int(key >> 8) == hi.x ? int(key & 255) : -1; });
     const int2 lo = find_bin(hist[1], hi.y);
     thr = (hi.x << 8) | lo.x;
     n_eq = lo.y;
@@ -527,39 +522,33 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectR
   // emit ascending: forced, keys above thr, and the first n_eq candidates equal to thr (lower block index wins).
   // Per thread: above = forced or above thr, eq = candidates equal to thr; one scan of both counts (eq in the high
   // word) gives the thread's rank among the ties and its output offset.
-  int above = 0, eq = 0;
-  for (int c = seg0; c < seg1; c += 8) {
-    uint32_t k[8];
-    load_keys8(pk, c, seg1, vec, k);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const int b = c + e;
-      if (b >= seg1) break;
-      if (forced(b) || int(k[e]) > thr) ++above;
-      else if (int(k[e]) == thr) ++eq;
-    }
-  }
-  uint64_t total;
-  const uint64_t before = block_exclusive_scan(uint64_t(eq) << 32 | uint64_t(above), &total);
-  const int eq_before = int(before >> 32), eq_taken = std::min(std::max(n_eq - eq_before, 0), eq);
-  int pos = int(before & 0xffffffffu) + std::min(eq_before, n_eq);
-  if (above + eq_taken > 0 && pos < rule.k_sel) {
-    int eq_rank = eq_before;
-    for (int c = seg0; c < seg1 && pos < rule.k_sel; c += 8) {
+  auto each_key = [&](auto f) {  // f(b, key) for the blocks of the thread's segment, ascending
+    for (int c = seg0; c < seg1; c += 8) {
       uint32_t k[8];
       load_keys8(pk, c, seg1, vec, k);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const int b = c + e;
-        if (b >= seg1) break;
-        const bool tie = !forced(b) && int(k[e]) == thr;
-        if (forced(b) || int(k[e]) > thr || (tie && eq_rank < n_eq)) {
-          if (pos < rule.k_sel) out[pos] = b;
-          ++pos;
-        }
-        eq_rank += tie;
-      }
+      for (int e = 0; e < 8 && c + e < seg1; ++e) f(c + e, int(k[e]));
     }
+  };
+  int above = 0, eq = 0;
+  each_key([&](int b, int key) {
+    if (forced(b) || key > thr) ++above;
+    else if (key == thr) ++eq;
+  });
+  uint64_t total;
+  const uint64_t before = block_exclusive_scan(uint64_t(eq) << 32 | uint64_t(above), &total);
+  const int eq_before = int(before >> 32), eq_taken = std::min(std::max(n_eq - eq_before, 0), eq);
+  int pos = int(before & 0xffffffffu) + std::min(eq_before, n_eq);  // selected keys of the threads before this one
+  if (above + eq_taken > 0 && pos < rule.k_sel) {
+    int eq_rank = eq_before;
+    each_key([&](int b, int key) {
+      const bool tie = !forced(b) && key == thr;
+      if (forced(b) || key > thr || (tie && eq_rank < n_eq)) {
+        if (pos < rule.k_sel) out[pos] = b;
+        ++pos;
+      }
+      eq_rank += tie;
+    });
   }
   const int n_out = int(total & 0xffffffffu) + std::min(int(total >> 32), n_eq);
   for (int i = std::min(n_out, rule.k_sel) + threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = -1;
