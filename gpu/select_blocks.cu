@@ -9,16 +9,23 @@
 //     4 mma. Per head an online max / sum of exp2 over the windows its query sees, merged over the lanes at the
 //     end: one (max, sum) pair per (query, head, split). Sub-chunks of <= 2 queries (decode) give all 8 warps
 //     the same queries and interleave the 16-window tiles instead, merging the warps' pairs in shared memory.
-//  2. lse_combine  one thread per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
+//  2. lse_combine  one warp per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
 //     sees no K2 window (its visible K1 windows then score +inf, as in the reference).
 //  3. score_pool   grid (ceil(nq/16), ceil(nb/127), G), the same tiling over the 509 K1 windows 4 b0 - 1 .. that
 //     cover blocks b0 .. b0+126: s[window] = sum over the 16 heads of exp2(tau log2(e) q_h.K1 - LSE2_h) (each
 //     lane sums its 4 heads, two shuffles the quad's), rounded once to bf16, kept in shared memory, then max-pooled
 //     into the blocks (bf16 bit patterns of non-negative scores order like the values): pooled [q, G, nb] 16-bit
 //     keys are all that reaches global memory (a quarter of the window scores).
-//  4. topk         grid (nq, G), 8 warps: forced blocks, the exact top-(k_sel - forced) of the others by a two-pass
-//     8-bit radix select on the 16-bit keys (histogram increments aggregated per warp with match.any, since most
-//     keys share their high byte), ties to the lower block index; ids ascending, -1 padding; the optional scores.
+//  4. topk         grid (nq, G), 128 .. 1024 threads (topk_threads: 16 keys a thread for the few CTAs of decode,
+//     so one CTA takes 16K blocks; 64 for the many CTAs of prefill): forced blocks, the exact top-(k_sel - forced)
+//     of the others by a two-pass 8-bit radix select on the 16-bit keys (histogram increments aggregated per warp
+//     with match.any, since most keys share their high byte), ties to the lower block index; ids ascending, -1
+//     padding; the optional scores. Thread i owns the contiguous keys [i S, i S + S) of [nb] (S a multiple of 8:
+//     16-byte loads of 8 keys), so thread order is block order: after the two histograms (each warp finds the
+//     threshold bin itself by a suffix scan of 8 bins a lane), each thread counts its keys above the threshold
+//     and those equal to it, ONE CTA-wide scan of the pair (packed in 64 bits) gives its output offset and its rank
+//     among the ties, and it writes its ids in order. A fixed 5 barriers whatever nb (chunks of 256 keys with two
+//     scans each cost 101 us a decode call at nb = 16K, 1M keys).
 //
 // Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2:
 // docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU unit
@@ -33,6 +40,7 @@
 #include "gpu/check.cuh"
 #include "gpu/mma.cuh"
 #include "gpu/select_blocks.hpp"
+#include "gpu/select_topk.hpp"
 #include "model/runner_plan.hpp"
 #include "model/windows.hpp"
 
@@ -234,25 +242,46 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
   }
 }
 
-// lse: [nq, H] LSE2 in log2 units from the partials of the splits each query sees.
-__global__ void lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t nsplit, const float2* __restrict__ part,
-                                   float* __restrict__ lse) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= ch.nq * ch.H) return;
+// lse: [nq, H] LSE2 in log2 units from the partials of the splits each query sees. One warp per (query, head):
+// the lanes load the splits side by side (one thread walking them waited on ns / 4 dependent loads: 7.5 us a
+// decode call at 1M keys, 32 splits), the max is a warp reduction (order-free), and the sum keeps the serial
+// order s = 0, 1, ... of fused multiply-adds, each term broadcast from its lane, so LSE2 is the same bits.
+constexpr int kCombineRows = 8;  // warps (rows) per lse_combine CTA
+__global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t nsplit,
+                                                                        const float2* __restrict__ part,
+                                                                        float* __restrict__ lse) {
+  const int64_t i = int64_t(blockIdx.x) * kCombineRows + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (i >= ch.nq * ch.H) return;  // warp-uniform
   const int64_t tl = i / ch.H;
   const int64_t n2v = n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2);
   const int64_t ns = (n2v + kSplit - 1) / kSplit;
   const float2* pp = part + i * nsplit;
   float M = -INFINITY;
-  for (int64_t s = 0; s < ns; ++s) M = fmaxf(M, pp[s].x);
+  for (int64_t s = lane; s < ns; s += 32) M = fmaxf(M, pp[s].x);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
   if (M == -INFINITY) {  // no K2 window visible yet: every visible K1 window scores +inf
-    lse[i] = -INFINITY;
+    if (lane == 0) lse[i] = -INFINITY;
     return;
   }
   float L = 0.f;
-  for (int64_t s = 0; s < ns; ++s)
-    if (pp[s].x > -INFINITY) L += pp[s].y * exp2f(pp[s].x - M);
-  lse[i] = M + log2f(L);
+  for (int64_t s0 = 0; s0 < ns; s0 += 32) {
+    float y = 0.f, e = 0.f;  // this lane's split s0 + lane: sum and exp2(max - M)
+    bool live = false;
+    if (s0 + lane < ns) {
+      const float2 v = pp[s0 + lane];
+      live = v.x > -INFINITY;
+      if (live) y = v.y, e = exp2f(v.x - M);
+    }
+    const unsigned lives = __ballot_sync(0xffffffffu, live);
+    const int n = int(std::min<int64_t>(32, ns - s0));
+    for (int j = 0; j < n; ++j) {
+      const float yj = __shfl_sync(0xffffffffu, y, j), ej = __shfl_sync(0xffffffffu, e, j);
+      if ((lives >> j) & 1u) L = fmaf(yj, ej, L);
+    }
+  }
+  if (lane == 0) lse[i] = M + log2f(L);
 }
 
 // k1: [G, k1_cap, hd]; n1c: K1 windows that exist for the sub-chunk's last query; lse: [nq, H] (log2 units);
@@ -337,37 +366,88 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
   }
 }
 
-// Exclusive prefix sum of v over the CTA (kThreads threads); *total gets the sum. Every thread must call it.
-__device__ int block_exclusive_scan(int v, int* total) {
-  __shared__ int warp_sums[kWarps];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  int x = v;
+// ---- topk. One CTA per (query, kv group); its nb keys split into blockDim.x contiguous segments of S keys
+// (S a multiple of 8, thread i owns blocks i S .. i S + S - 1), so thread order is block order and a thread reads
+// its keys as 16-byte vectors of 8. Barriers do not grow with nb: zero the histograms, two histogram passes, one
+// scan (the chunked loops of a CTA-wide stride they replace cost two scans per 256 keys: 101 us at nb = 16K).
+constexpr int kTopkMaxThreads = 1024, kTopkMaxWarps = kTopkMaxThreads / 32;
+constexpr int kTopkMinThreads = 128;
+constexpr int64_t kTopkManyCtas = 256;  // a grid of this many CTAs or more fills an H200 (132 SMs) with small CTAs
+
+// Keys b0 .. b0 + 7 of pk (b0 a multiple of 8), 0 from nb on: one 16-byte load where the 8 exist and pk is aligned.
+__device__ inline void load_keys8(const uint16_t* __restrict__ pk, int b0, int nb, bool vec, uint32_t (&k)[8]) {
+  if (vec && b0 + 8 <= nb) {
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(pk + b0));
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) k[2 * e] = w[e] & 0xffffu, k[2 * e + 1] = w[e] >> 16;  // little-endian: b0 + 2e low
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) k[e] = b0 + e < nb ? uint32_t(pk[b0 + e]) : 0u;
+  }
+}
+
+// hist[bin] += 1 for every lane with bin >= 0, one atomic per distinct bin of the warp (most keys share their high
+// byte). Every lane of the warp must call it.
+__device__ inline void hist_add(int* hist, int bin) {
+  const unsigned peers = __match_any_sync(0xffffffffu, bin);
+  const int leader = __ffs(int(peers)) - 1;
+  if (bin >= 0 && (threadIdx.x % 32) == leader) atomicAdd(&hist[bin], __popc(peers));
+}
+
+// The highest bin whose count plus the counts above it reaches `take` (0 < take <= the total), and how many of its
+// entries are still needed: {bin, take - count above bin}. One warp: lane l holds bins 8l .. 8l + 7, a suffix scan
+// over the lanes finds the lane, that lane walks its 8 bins. Every warp runs it on the same counts (no barrier to
+// broadcast the answer).
+__device__ int2 find_bin(const int* hist, int take) {
+  const int lane = threadIdx.x % 32;
+  const int4 lo = reinterpret_cast<const int4*>(hist)[2 * lane], hi = reinterpret_cast<const int4*>(hist)[2 * lane + 1];
+  const int h[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  int sum = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) sum += h[j];
+  int suffix = sum;  // bins >= 8 lane
+#pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
-    const int y = __shfl_up_sync(0xffffffffu, x, o);
+    const int y = __shfl_down_sync(0xffffffffu, suffix, o);
+    if (lane + o < 32) suffix += y;
+  }
+  const int L = 31 - __clz(int(__ballot_sync(0xffffffffu, suffix >= take)));
+  int bin = 0, need = 0, above = suffix - sum;
+  bool found = false;
+#pragma unroll
+  for (int j = 7; j >= 0; --j) {
+    if (!found && above + h[j] >= take) bin = 8 * lane + j, need = take - above, found = true;
+    above += h[j];
+  }
+  return make_int2(__shfl_sync(0xffffffffu, bin, L), __shfl_sync(0xffffffffu, need, L));
+}
+
+// Exclusive prefix sum of v over the CTA (blockDim.x <= 1024 threads, a multiple of 32); *total gets the sum. Every
+// thread calls it once per kernel (warp_sums is not reused).
+__device__ uint64_t block_exclusive_scan(uint64_t v, uint64_t* total) {
+  __shared__ uint64_t warp_sums[kTopkMaxWarps];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, n_warps = blockDim.x / 32;
+  uint64_t x = v;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const uint64_t y = __shfl_up_sync(0xffffffffu, x, o);
     if (lane >= o) x += y;
   }
   if (lane == 31) warp_sums[warp] = x;
   __syncthreads();
   if (warp == 0) {
-    int w = lane < kWarps ? warp_sums[lane] : 0;
+    uint64_t w = lane < n_warps ? warp_sums[lane] : 0;
+#pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-      const int y = __shfl_up_sync(0xffffffffu, w, o);
+      const uint64_t y = __shfl_up_sync(0xffffffffu, w, o);
       if (lane >= o) w += y;
     }
-    if (lane < kWarps) warp_sums[lane] = w;  // inclusive warp totals
+    if (lane < n_warps) warp_sums[lane] = w;  // inclusive warp totals
   }
   __syncthreads();
-  const int before = warp > 0 ? warp_sums[warp - 1] : 0;
-  *total = warp_sums[kWarps - 1];
-  __syncthreads();  // warp_sums is reused by the next call
-  return before + x - v;
-}
-
-// hist[bin] += 1 for every lane with bin >= 0, one atomic per distinct bin of the warp.
-__device__ inline void hist_add(int* hist, int bin) {
-  const unsigned peers = __match_any_sync(0xffffffffu, bin);
-  const int leader = __ffs(int(peers)) - 1;
-  if (bin >= 0 && (threadIdx.x % 32) == leader) atomicAdd(&hist[bin], __popc(peers));
+  *total = warp_sums[n_warps - 1];
+  return (warp > 0 ? warp_sums[warp - 1] : 0) + x - v;
 }
 
 struct SelectRule {
@@ -375,94 +455,120 @@ struct SelectRule {
 };
 
 // pooled: [nq, G, nbs] keys; blocks: [T, G, k_sel] (absolute query rows); scores_out: [T, G, n_blocks] or nullptr.
-// Grid (nq, G), kThreads threads. all_chosen: the sub-chunk skipped scoring because every causal block is chosen.
-__global__ void __launch_bounds__(kThreads) topk_kernel(Chunk ch, SelectRule rule, const uint16_t* __restrict__ pooled,
-                                                        int64_t nbs, int32_t* __restrict__ blocks,
-                                                        float* __restrict__ scores_out, int64_t n_blocks) {
-  __shared__ int hist[256];
-  __shared__ int pick[4];
+// Grid (nq, G), blockDim.x a multiple of 32 in [kTopkMinThreads, kTopkMaxThreads] (topk_threads). all-chosen
+// queries (every causal block chosen: the sub-chunk may have skipped scoring) never read their keys.
+// Block indices are int: validate bounds nb by 65535 x 127.
+__global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectRule rule,
+                                                               const uint16_t* __restrict__ pooled, int64_t nbs,
+                                                               int32_t* __restrict__ blocks,
+                                                               float* __restrict__ scores_out, int64_t n_blocks) {
+  __shared__ __align__(16) int hist[2][256];  // high bytes, then low bytes under the chosen high byte
   const int64_t tl = blockIdx.x;
   const int g = blockIdx.y;
-  const int64_t t = ch.t0 + tl, p = ch.pos0 + t, qb = p / rule.block, nb = qb + 1;
+  const int64_t t = ch.t0 + tl;
+  const int qb = int((ch.pos0 + t) / rule.block), nb = qb + 1;
   const uint16_t* pk = pooled + (tl * ch.G + g) * nbs;
   int32_t* out = blocks + (t * ch.G + g) * rule.k_sel;
-  float* so = scores_out ? scores_out + (t * ch.G + g) * n_blocks : nullptr;
 
-  auto forced = [&](int64_t b) { return b < rule.init_blocks || (b >= qb - rule.local_blocks && b <= qb); };
+  auto forced = [&](int b) { return b < rule.init_blocks || b >= qb - rule.local_blocks; };  // b <= qb always
   // |[0, min(init, nb)) u [max(0, qb - local), qb]|
-  const int64_t a_hi = std::min<int64_t>(rule.init_blocks, nb), b_lo = std::max<int64_t>(0, qb - rule.local_blocks);
-  const int64_t n_forced = a_hi + (qb - b_lo + 1) - std::max<int64_t>(0, a_hi - b_lo);
-  const int64_t n_cand = nb - n_forced;
-  const int64_t take = std::min<int64_t>(std::max<int64_t>(0, rule.k_sel - n_forced), n_cand);
-  const bool all = take == n_cand;  // every causal block is chosen (e.g. qb + 1 <= k_sel)
+  const int a_hi = std::min(rule.init_blocks, nb), b_lo = std::max(0, qb - rule.local_blocks);
+  const int n_forced = a_hi + (qb - b_lo + 1) - std::max(0, a_hi - b_lo);
+  const int n_cand = nb - n_forced;
+  const int take = std::min(std::max(0, rule.k_sel - n_forced), n_cand);
 
-  if (so) {
-    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x) so[b] = forced(b) ? INFINITY : __uint_as_float(uint32_t(pk[b]) << 16);
+  if (scores_out) {
+    float* so = scores_out + (t * ch.G + g) * n_blocks;
+    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x)
+      so[b] = forced(int(b)) ? INFINITY : __uint_as_float(uint32_t(pk[b]) << 16);
     for (int64_t b = nb + threadIdx.x; b < n_blocks; b += blockDim.x) so[b] = -INFINITY;
   }
+  if (take == n_cand) {  // every causal block is chosen (e.g. qb + 1 <= k_sel), the first k_sel if forced exceed it
+    for (int i = threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = i < nb ? i : -1;
+    return;  // CTA-uniform
+  }
+
+  const int S = ((nb + int(blockDim.x) - 1) / int(blockDim.x) + 7) / 8 * 8;  // keys per thread
+  const int seg0 = int(threadIdx.x) * S, seg1 = std::min(seg0 + S, nb);
+  const int warp0 = int(threadIdx.x / 32) * 32 * S;  // the warp's first key: loops bounded by it stay warp-uniform
+  const bool vec = reinterpret_cast<uintptr_t>(pk) % 16 == 0;
 
   // the take-th largest candidate key (thr) and how many candidates equal to it are taken (n_eq)
   int thr = 0x10000, n_eq = 0;  // take == 0: no candidate passes
-  if (!all && take > 0) {
-    for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
-    __syncthreads();
-    for (int64_t base = 0; base < nb; base += blockDim.x) {
-      const int64_t b = base + threadIdx.x;
-      hist_add(hist, b < nb && !forced(b) ? int(pk[b] >> 8) : -1);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      int64_t above = 0;
-      for (int bin = 255; bin >= 0; --bin) {
-        if (above + hist[bin] >= take) {
-          pick[0] = bin;
-          pick[1] = int(take - above);  // still needed from this high byte
-          break;
+  if (take > 0) {
+    // h[bin_of(key)] += 1 over the candidates of the thread's segment (bin -1: not counted), then a barrier
+    auto histogram = [&](int* h, auto bin_of) {
+      for (int c = 0; c < S && warp0 + c < nb; c += 8) {
+        uint32_t k[8];
+        load_keys8(pk, seg0 + c, nb, vec, k);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const int b = seg0 + c + e;
+          hist_add(h, b < nb && !forced(b) ? bin_of(k[e]) : -1);
         }
-        above += hist[bin];
       }
-    }
+      __syncthreads();
+    };
+    for (int i = threadIdx.x; i < 2 * 256; i += blockDim.x) hist[i / 256][i % 256] = 0;
     __syncthreads();
-    const int hi = pick[0], need = pick[1];
-    for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
-    __syncthreads();
-    for (int64_t base = 0; base < nb; base += blockDim.x) {
-      const int64_t b = base + threadIdx.x;
-      hist_add(hist, b < nb && !forced(b) && (pk[b] >> 8) == hi ? int(pk[b] & 255) : -1);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      int above = 0;
-      for (int bin = 255; bin >= 0; --bin) {
-        if (above + hist[bin] >= need) {
-          pick[2] = (hi << 8) | bin;
-          pick[3] = need - above;
-          break;
-        }
-        above += hist[bin];
-      }
-    }
-    __syncthreads();
-    thr = pick[2];
-    n_eq = pick[3];
+    histogram(hist[0], [](uint32_t key) { return int(key >> 8); });
+    const int2 hi = find_bin(hist[0], take);  // {high byte, still needed from it}
+    histogram(hist[1], [&](uint32_t key) { return int(key >> 8) == hi.x ? int(key & 255) : -1; });
+    const int2 lo = find_bin(hist[1], hi.y);
+    thr = (hi.x << 8) | lo.x;
+    n_eq = lo.y;
   }
 
-  // emit ascending: forced, keys above thr, and the first n_eq keys equal to thr (lower block index wins)
-  int64_t n_out = 0, eq_seen = 0;  // CTA-uniform
-  for (int64_t base = 0; base < nb && n_out < rule.k_sel; base += blockDim.x) {
-    const int64_t b = base + threadIdx.x;
-    const bool in = b < nb, f = in && forced(b), cand = in && !f;
-    const int key = cand && !all ? int(pk[b]) : 0;
-    const bool eq = cand && !all && key == thr;
-    int eq_total = 0, sel_total = 0;
-    const int eq_rank = block_exclusive_scan(eq ? 1 : 0, &eq_total);
-    const bool sel = in && (all || f || (cand && key > thr) || (eq && eq_seen + eq_rank < n_eq));
-    const int pos = block_exclusive_scan(sel ? 1 : 0, &sel_total);
-    if (sel && n_out + pos < rule.k_sel) out[n_out + pos] = int32_t(b);
-    n_out += sel_total;
-    eq_seen += eq_total;
+  // emit ascending: forced, keys above thr, and the first n_eq candidates equal to thr (lower block index wins).
+  // Per thread: above = forced or above thr, eq = candidates equal to thr; one scan of both counts (eq in the high
+  // word) gives the thread's rank among the ties and its output offset.
+  auto each_key = [&](auto f) {  // f(b, key) for the blocks of the thread's segment, ascending
+    for (int c = seg0; c < seg1; c += 8) {
+      uint32_t k[8];
+      load_keys8(pk, c, seg1, vec, k);
+#pragma unroll
+      for (int e = 0; e < 8 && c + e < seg1; ++e) f(c + e, int(k[e]));
+    }
+  };
+  int above = 0, eq = 0;
+  each_key([&](int b, int key) {
+    if (forced(b) || key > thr) ++above;
+    else if (key == thr) ++eq;
+  });
+  uint64_t total;
+  const uint64_t before = block_exclusive_scan(uint64_t(eq) << 32 | uint64_t(above), &total);
+  const int eq_before = int(before >> 32), eq_taken = std::min(std::max(n_eq - eq_before, 0), eq);
+  int pos = int(before & 0xffffffffu) + std::min(eq_before, n_eq);  // selected keys of the threads before this one
+  if (above + eq_taken > 0 && pos < rule.k_sel) {
+    int eq_rank = eq_before;
+    each_key([&](int b, int key) {
+      const bool tie = !forced(b) && key == thr;
+      if (forced(b) || key > thr || (tie && eq_rank < n_eq)) {
+        if (pos < rule.k_sel) out[pos] = b;
+        ++pos;
+      }
+      eq_rank += tie;
+    });
   }
-  for (int64_t i = std::min<int64_t>(n_out, rule.k_sel) + threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = -1;
+  const int n_out = int(total & 0xffffffffu) + std::min(int(total >> 32), n_eq);
+  for (int i = std::min(n_out, rule.k_sel) + threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = -1;
+}
+
+// Threads per topk CTA: enough that each holds at most `per` keys of the sub-chunk's last query (nbc blocks), a
+// power of two in [kTopkMinThreads, kTopkMaxThreads]. A grid of few CTAs (decode: nq x G = 2 .. 8) takes 16 keys a
+// thread, up to 1024 threads, so one CTA covers 16K blocks in one 16-byte vector pair per thread; many CTAs (prefill)
+// take 64 a thread, and the grid fills the GPU.
+int topk_threads(int64_t nbc, int64_t ctas) {
+  const int64_t per = ctas >= kTopkManyCtas ? 64 : 16;
+  int n = kTopkMinThreads;
+  while (n < kTopkMaxThreads && n * per < nbc) n *= 2;
+  return n;
+}
+
+void launch_topk(const Chunk& ch, const SelectRule& rule, int64_t nbc, const uint16_t* pooled, int64_t nbs,
+                 int32_t* blocks, float* scores, int64_t n_blocks, Stream s) {
+  const int threads = topk_threads(nbc, ch.nq * ch.G);
+  topk_kernel<<<dim3(unsigned(ch.nq), unsigned(ch.G)), threads, 0, s>>>(ch, rule, pooled, nbs, blocks, scores, n_blocks);
 }
 
 // The workspace carve-up is model/runner_plan.hpp's, which the runner's memory plan uses too.
@@ -551,17 +657,40 @@ void select_blocks(const SelectArgs& a, Stream s) {
         lse_partial_kernel<<<grid, kThreads, kTileSmem, s>>>(ch, k2, a.k2_cap, n2c, kernel2, stride2, L.nsplit, part);
         CHECK_LAUNCH([&] { return at("lse_partial"); });
       }
-      lse_combine_kernel<<<unsigned((nq * a.H + 255) / 256), 256, 0, s>>>(ch, kernel2, stride2, L.nsplit, part, lse);
+      lse_combine_kernel<<<unsigned((nq * a.H + kCombineRows - 1) / kCombineRows), kCombineRows * 32, 0, s>>>(
+        ch, kernel2, stride2, L.nsplit, part, lse);
       CHECK_LAUNCH([&] { return at("lse_combine"); });
       const dim3 grid(qtiles, unsigned((nbc + kPoolBlocks - 1) / kPoolBlocks), unsigned(a.G));
       score_pool_kernel<<<grid, kThreads, kPoolSmem, s>>>(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, lse,
                                                           pooled, L.nbs);
       CHECK_LAUNCH([&] { return at("score_pool"); });
     }
-    topk_kernel<<<dim3(unsigned(nq), unsigned(a.G)), kThreads, 0, s>>>(ch, rule, pooled, L.nbs, a.blocks, a.scores,
-                                                                       a.n_blocks);
+    launch_topk(ch, rule, nbc, pooled, L.nbs, a.blocks, a.scores, a.n_blocks, s);
     CHECK_LAUNCH([&] { return at("topk"); });
   }
 }
 
 }  // namespace salasim::gpu
+
+namespace salasim::gpu::detail {
+
+void topk_for_test(const TopkArgs& a, Stream s) {
+  const auto op = [&] {
+    return op_desc("topk_for_test", {{"T", a.T}, {"pos0", a.pos0}, {"G", a.G}, {"nbs", a.nbs}, {"block", a.block},
+                                     {"k_sel", a.k_sel}, {"n_blocks", a.n_blocks}});
+  };
+  ARG_CHECK(a.T > 0 && a.pos0 >= 0 && a.G > 0 && a.G <= 65535 && a.T <= 0x7fffffff && a.block > 0, op,
+            "T, G, block must be positive (T, G within a grid) and pos0 >= 0");
+  ARG_CHECK(a.k_sel > 0 && a.init_blocks >= 0 && a.local_blocks >= 0, op,
+            "k_sel must be positive, init_blocks and local_blocks >= 0");
+  const int64_t nbc = (a.pos0 + a.T - 1) / a.block + 1;
+  ARG_CHECK(nbc <= 0x7fffffff - 8 * kTopkMaxThreads && a.nbs >= nbc && (!a.scores || a.n_blocks >= nbc), op,
+            "nbs and n_blocks must cover the blocks of the last query (and those fit an int)");
+  ARG_CHECK(a.keys && a.blocks, op, "null keys or blocks");
+  const Chunk ch{nullptr, 0, a.pos0, 0, a.T, a.G, 0, 0.f};
+  launch_topk(ch, SelectRule{a.block, a.init_blocks, a.local_blocks, a.k_sel}, nbc, a.keys, a.nbs, a.blocks, a.scores,
+              a.n_blocks, s);
+  CHECK_LAUNCH(op);
+}
+
+}  // namespace salasim::gpu::detail
