@@ -29,8 +29,8 @@ bool unknown_subcommand(CLI::App& app, int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (!next) {
-      fmt::print(stderr, "salasim: error: unknown {} '{}'; expected one of: {} ({} --help lists them)\n",
-                 cur == &app ? "subcommand" : "subcommand of " + path, argv[i], names, path);
+      fmt::print(stderr, "salasim: error: unknown subcommand '{}'{}; expected one of: {} ({} --help lists them)\n",
+                 argv[i], cur == &app ? "" : " of " + path, names, path);
       return true;
     }
     cur = next;

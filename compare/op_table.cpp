@@ -234,6 +234,16 @@ std::string dtype_name(DType t) { return t == DType::Float ? "float" : "integer"
 
 std::string shape_text(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
+// Element `flat` of a row-major tensor of `shape` as its index, "[2, 3]".
+std::string index_of(size_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = int64_t(flat % size_t(shape[d]));
+    flat /= size_t(shape[d]);
+  }
+  return shape_text(idx);
+}
+
 // Binds the symbols of one dataset's dims. Returns false when a product has neither factor bound yet (retried
 // after the other datasets); throws when a size disagrees with what is bound.
 bool bind(OpInputs& x, std::map<std::string, std::string>& origin, const InputSpec& s, const InputDataset& d) {
@@ -462,7 +472,7 @@ OpInputs read_op_inputs(const OpSpec& s, const std::string& path) {
   for (auto& [n, d] : f.datasets) {
     for (size_t i = 0; i < d.data.size(); ++i)
       if (!std::isfinite(d.data[i]))
-        fail("{}: dataset '{}': element {} (flat, row-major) is {}; the op's inputs must be finite", path, n, i, d.data[i]);
+        fail("{}: dataset '{}': element {} is {}; the op's inputs must be finite", path, n, index_of(i, d.shape), d.data[i]);
     x.tensors[n] = std::move(d);
   }
   if (s.check) s.check(x);
@@ -492,9 +502,8 @@ OpInputs as_gpu_stores(const OpInputs& x) {
       const double was = v;
       v = i.fp32 ? round_fp32(v) : round_bf16(v);
       if (!std::isfinite(v))
-        fail("{}: dataset '{}': element {} (flat, row-major) is {:g}, past the largest finite {} the CUDA path stores it "
-             "in",
-             x.file, i.name, k, was, i.fp32 ? "fp32" : "bf16");
+        fail("{}: dataset '{}': element {} is {:g}, past the largest finite {} the CUDA path stores it in", x.file,
+             i.name, index_of(k, it->second.shape), was, i.fp32 ? "fp32" : "bf16");
     }
   }
   return r;

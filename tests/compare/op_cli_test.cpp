@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "compare/hdf5_io.hpp"
+#include "compare/op_table.hpp"
 #include "model/bf16.hpp"
 #include "reference/ops.hpp"
 #include "tests/compare/op_files.hpp"
@@ -227,7 +228,7 @@ TEST_CASE("op: bad inputs exit 2 naming the file, the dataset or attribute, and 
   refused(op("rmsnorm", file("no_attr.h5")), {"no_attr.h5: attribute 'eps' is missing from the root group", "float"});
   OpInputFile(file("str_attr.h5")).mat("x", x).mat("w", x.row(0), {6}).text("eps", "tiny");
   refused(op("rmsnorm", file("str_attr.h5")), {"attribute 'eps' is a string ('tiny')"});
-  refused(op("frobnicate", file("no_attr.h5")), {"unknown subcommand of salasim op 'frobnicate'", "rmsnorm, rope, gla"});
+  refused(op("frobnicate", file("no_attr.h5")), {"unknown subcommand 'frobnicate' of salasim op", "rmsnorm, rope, gla"});
 
   // sizes that disagree between inputs: k has one row fewer than q
   const Mat q = randn(5, 8, 53);
@@ -238,7 +239,7 @@ TEST_CASE("op: bad inputs exit 2 naming the file, the dataset or attribute, and 
   Mat nan = q;
   nan(2, 3) = std::nan("");
   OpInputFile(file("gla_nan.h5")).mat("q", nan).mat("k", q).mat("v", q).mat("gamma", Mat(Eigen::RowVector2d(-0.1, -0.2)), {2}).num("tau", 1);
-  refused(op("gla", file("gla_nan.h5")), {"dataset 'q': element 11", "must be finite"});
+  refused(op("gla", file("gla_nan.h5")), {"dataset 'q': element [2, 3] is nan", "must be finite"});
 
   // a block id past the query's own block, and one listed twice
   const SparseCase c(55);
@@ -269,4 +270,19 @@ TEST_CASE("op: bad inputs exit 2 naming the file, the dataset or attribute, and 
 #ifndef SALASIM_HAVE_CUDA
   refused(op("gate", file("gate_ok.h5")) + " --backend gpu", {"--backend gpu needs the CUDA path"});
 #endif
+}
+
+TEST_CASE("op: --help and docs/op.md show each op's table as the op table holds it", "[op_cli]") {
+  std::ifstream f(source_path("docs/op.md"));
+  const std::string doc((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  REQUIRE(!doc.empty());
+  for (const op::OpSpec& s : op::op_table()) {
+    INFO(s.name);
+    CHECK(doc.find(op::op_help(s)) != std::string::npos);
+    const CliResult r = run_salasim("op " + s.name + " --help");
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find(op::op_help(s)) != std::string::npos);
+  }
+  const CliResult all = run_salasim("op --help");
+  CHECK(all.output.find(op::all_ops_help()) != std::string::npos);
 }
