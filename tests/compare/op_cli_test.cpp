@@ -27,15 +27,6 @@ const std::string& dir() {
 }
 std::string file(const std::string& name) { return dir() + "/" + name; }
 
-// The outputs of `salasim op NAME --in IN --backend B`.
-TapMap op_outputs(const std::string& op, const std::string& in, const std::string& backend = "reference") {
-  const std::string out = in + "." + backend + ".out.h5";
-  const CliResult r = run_salasim(fmt::format("op {} --in {} --out {} --backend {} --force", op, in, out, backend));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  return read_taps(out).taps;
-}
-
 Tap tap(const Mat& m, std::vector<int64_t> shape = {}) {
   if (shape.empty()) shape = {m.rows(), m.cols()};
   return Tap{shape, {m.data(), m.data() + m.size()}};

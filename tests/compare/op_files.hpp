@@ -1,5 +1,6 @@
 // Input files for `salasim op` as a user writes them with h5py: plain datasets at the root and attributes of the
-// root group, no salasim attributes (tests/compare/op_cli_test.cpp, tests/gpu/op_cli_test.cpp).
+// root group, no salasim attributes; and the op's outputs as the CLI writes them (tests/compare/op_cli_test.cpp,
+// tests/gpu/op_cli_test.cpp).
 #pragma once
 #include <hdf5.h>
 
@@ -7,7 +8,12 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "compare/hdf5_io.hpp"
 #include "reference/tensor.hpp"
+#include "tests/compare/run_cli.hpp"
+#include "tests/support/catch.hpp"
 
 namespace salasim::test {
 
@@ -68,6 +74,15 @@ inline ref::Mat stack(const std::vector<ref::Mat>& ms) {
   ref::Mat m(int64_t(ms.size()) * ms[0].rows(), ms[0].cols());
   for (size_t g = 0; g < ms.size(); ++g) m.middleRows(int64_t(g) * ms[0].rows(), ms[0].rows()) = ms[g];
   return m;
+}
+
+// The outputs of `salasim op OP --in IN --backend BACKEND` (written beside IN), which must exit 0.
+inline TapMap op_outputs(const std::string& op, const std::string& in, const std::string& backend = "reference") {
+  const std::string out = in + "." + backend + ".out.h5";
+  const CliResult r = run_salasim(fmt::format("op {} --in {} --out {} --backend {} --force", op, in, out, backend));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return read_taps(out).taps;
 }
 
 }  // namespace salasim::test

@@ -25,17 +25,9 @@ const std::string& dir() {
 }
 std::string file(const std::string& name) { return dir() + "/" + name; }
 
-TapMap outputs(const std::string& op, const std::string& in, const std::string& backend) {
-  const std::string out = in + "." + backend + ".out.h5";
-  const CliResult r = run_salasim(fmt::format("op {} --in {} --out {} --backend {} --force", op, in, out, backend));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  return read_taps(out).taps;
-}
-
 // The op through the three backends; the GPU's outputs gated by their tolerance rows.
 void gated(const std::string& op, const std::string& in) {
-  const TapMap r = outputs(op, in, "reference"), p = outputs(op, in, "peer"), g = outputs(op, in, "gpu");
+  const TapMap r = op_outputs(op, in), p = op_outputs(op, in, "peer"), g = op_outputs(op, in, "gpu");
   const CompareReport rep = compare_taps(r, &p, g);
   INFO(op << "\n" << format_report(rep));
   CHECK(rep.rows.size() == op::find_op(op).outputs.size());
