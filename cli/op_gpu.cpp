@@ -2,6 +2,7 @@
 // (gpu/runner.cpp) makes them. Built only with SALASIM_HAVE_CUDA.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "cli/op_backends.hpp"
