@@ -30,6 +30,13 @@ int run_op(const op::OpSpec& spec, const OpArgs& a) {
     fail("--out {}: exists; pass --force to replace it, or choose another --out (nothing was overwritten)", a.out);
   if (fs::is_directory(a.out)) fail("--out {}: is a folder; expected a file name", a.out);
   if (const fs::path dir = fs::path(a.out).parent_path(); !dir.empty()) make_output_folder(dir.string(), "--out");
+#ifdef SALASIM_HAVE_CUDA
+  if (a.backend == "gpu") check_gpu();  // before a large file is read
+#else
+  if (a.backend == "gpu")
+    fail("salasim op --backend gpu needs the CUDA path, and this build has none (configure with nvcc on PATH, "
+         "SALASIM_CUDA=ON); --backend reference and peer run here");
+#endif
   const op::OpInputs x = op::read_op_inputs(spec, a.in);
 
   std::string backend = a.backend;
@@ -39,9 +46,6 @@ int run_op(const op::OpSpec& spec, const OpArgs& a) {
     std::string device;
     taps = run_op_gpu(x, &device);
     backend = "cuda:" + device;
-#else
-    fail("salasim op --backend gpu needs the CUDA path, and this build has none (configure with nvcc on PATH, "
-         "SALASIM_CUDA=ON); --backend reference and peer run here");
 #endif
   } else {
     taps = run_op_reference(x, a.backend == "peer");

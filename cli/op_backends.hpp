@@ -17,5 +17,7 @@ TapMap run_op_reference(const op::OpInputs& x, bool peer);
 // the path keeps fp32) as op::as_gpu_stores does, outputs the float64 of the bf16 (or fp32) results. No GPU at run
 // time, or inputs the kernels are not built for: a salasim::Error (exit 2) saying so. `device` gets the GPU's name.
 TapMap run_op_gpu(const op::OpInputs& x, std::string* device);
+// The same refusal alone (no GPU usable here: exit 2, as `salasim run`), for a check before the inputs are read.
+void check_gpu();
 
 }  // namespace salasim::cli

@@ -61,9 +61,13 @@ void need_attention_shape(const op::OpInputs& x) {
 
 }  // namespace
 
-TapMap run_op_gpu(const op::OpInputs& x0, std::string* device) {
+void check_gpu() {
   std::string why;
   if (!gpu::available(&why)) fail("salasim op --backend gpu needs a GPU: {}", why);
+}
+
+TapMap run_op_gpu(const op::OpInputs& x0, std::string* device) {
+  check_gpu();
   *device = gpu::device_name();
   for (const auto& [sym, v] : x0.dims)
     need(v <= INT_MAX, x0, fmt::format("takes sizes below 2^31; {} = {}", sym, v));
