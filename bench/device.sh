@@ -36,7 +36,8 @@ step_tests() {  # op tests (the model tests are step_model)
   tail -3 "$OUT/gpu_tests.log"
   [ $rc -eq 0 ] && note "gpu op tests passed" || { grep -B2 -A25 "FAILED" "$OUT/gpu_tests.log" | head -150; note "gpu op tests FAILED (rc $rc)"; }
 }
-SMALL="~[model]~[synth]~[large]~[op_cases]"  # racecheck is ~100x slower: the op tests of small sizes
+SMALL="~[model]~[synth]~[large]~[op_cases]~[op_cli]"  # racecheck is ~100x slower: the op tests of small sizes
+# ([op_cli] runs the salasim binary in child processes: the kernels it reaches are the ones the op tests sanitize)
 KERNELS="[sparse_attn]~[large],[dense_attn]~[large],[select_blocks]~[large],[gla]~[large]"  # the tensor-core kernels
 step_sanitize() {  # step_sanitize [tool...] (default: memcheck racecheck)
   local tools=("$@")
@@ -50,6 +51,12 @@ step_sanitize() {  # step_sanitize [tool...] (default: memcheck racecheck)
 }
 step_sanitize_kernels() {  # step_sanitize_kernels [tool...]: the sanitizers on the tensor-core kernels' small tests
   SAN_TIMEOUT=120 SMALL="$KERNELS" step_sanitize "$@"
+}
+step_op_cli() {  # salasim op --backend gpu on every op, gated against --backend reference and peer (docs/op.md)
+  "$B/tests/salasim_gpu_tests" "[op_cli]" -r compact > "$OUT/gpu_op_cli.log" 2>&1
+  local rc=$?
+  tail -3 "$OUT/gpu_op_cli.log"
+  [ $rc -eq 0 ] && note "salasim op --backend gpu tests passed" || { grep -B2 -A40 "FAILED" "$OUT/gpu_op_cli.log" | head -150; note "salasim op --backend gpu tests FAILED (rc $rc)"; }
 }
 step_model() {
   "$B/tests/salasim_gpu_tests" "[model]" -r compact > "$OUT/gpu_model.log" 2>&1

@@ -21,6 +21,7 @@ void add_tolerances(CLI::App& app, Run& run);
 void add_verify(CLI::App& app, Run& run);  // salasim verify: the main job
 void add_golden(CLI::App& app, Run& run);  // salasim golden record|check
 void add_explain(CLI::App& app, Run& run); // salasim explain OP
+void add_op(CLI::App& app, Run& run);      // salasim op NAME: one op on a user's tensors
 void add_ruler(CLI::App& app, Run& run, int argc, char** argv);  // salasim ruler generate|run|report|train-tokenizer
 
 }  // namespace salasim::cli

@@ -14,18 +14,29 @@
 
 namespace {
 
-// "salasim frobnicate" names the word it did not know and the subcommands it does (CLI11 alone only says that an
-// argument was not expected).
+// "salasim frobnicate" (or "salasim op frobnicate") names the word it did not know and the subcommands it does
+// (CLI11 alone only says that an argument was not expected). Nested levels are checked where a subcommand
+// requires one of its own (model, golden, ruler, op).
 bool unknown_subcommand(CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return false;
-  std::string names;
-  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    if (sub->get_name() == argv[1]) return false;
-    names += (names.empty() ? "" : ", ") + sub->get_name();
+  CLI::App* cur = &app;
+  std::string path = "salasim";
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    if (cur != &app && cur->get_require_subcommand_min() == 0) return false;  // a leaf's positional arguments
+    std::string names;
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : cur->get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->get_name() == argv[i]) next = sub;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!next) {
+      fmt::print(stderr, "salasim: error: unknown subcommand '{}'{}; expected one of: {} ({} --help lists them)\n",
+                 argv[i], cur == &app ? "" : " of " + path, names, path);
+      return true;
+    }
+    cur = next;
+    path += " " + cur->get_name();
   }
-  fmt::print(stderr, "salasim: error: unknown subcommand '{}'; expected one of: {} (salasim --help lists them)\n",
-             argv[1], names);
-  return true;
+  return false;
 }
 
 }  // namespace
@@ -55,6 +66,7 @@ int main(int argc, char** argv) {
   salasim::cli::add_tolerances(app, run);
   salasim::cli::add_golden(app, run);
   salasim::cli::add_explain(app, run);
+  salasim::cli::add_op(app, run);
   salasim::cli::add_ruler(app, run, argc, argv);
   if (unknown_subcommand(app, argc, argv)) return salasim::kExitBadInput;
   try {

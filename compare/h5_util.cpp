@@ -134,6 +134,34 @@ std::vector<int64_t> read_ints_attr(hid_t obj, const std::string& name, const st
   return v;
 }
 
+double read_number_attr(hid_t obj, const std::string& name, const std::string& file, const std::string& where,
+                        bool* integer) {
+  Id attr = open_attr(obj, name, file, where, "a number");
+  Id type(H5Aget_type(attr.get()));
+  Id space(H5Aget_space(attr.get()));
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    fail("{}: {}: attribute '{}' is {}, expected a number", file, where, name, type_name(type.get()));
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n != 1) fail("{}: {}: attribute '{}' holds {} values, expected one number", file, where, name, n);
+  double v = 0;
+  check(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v), file, where + ": cannot read attribute '" + name + "'");
+  if (integer) *integer = cls == H5T_INTEGER;
+  return v;
+}
+
+std::string type_name(hid_t type) {
+  const size_t bits = H5Tget_size(type) * 8;
+  switch (H5Tget_class(type)) {
+    case H5T_FLOAT: return fmt::format("float{}", bits);
+    case H5T_INTEGER: return fmt::format("{}int{}", H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "", bits);
+    case H5T_STRING: return "string";
+    case H5T_ENUM: return "enum (h5py's bool)";
+    case H5T_COMPOUND: return "compound";
+    default: return "other";
+  }
+}
+
 namespace {
 herr_t collect_attr_name(hid_t, const char* name, const H5A_info_t*, void* out) {
   static_cast<std::vector<std::string>*>(out)->push_back(name);

@@ -59,6 +59,12 @@ int64_t read_int_attr(hid_t obj, const std::string& name, const std::string& fil
 std::vector<int64_t> read_ints_attr(hid_t obj, const std::string& name, const std::string& file,
                                     const std::string& where);
 std::vector<std::string> attr_names(hid_t obj, const std::string& file);
+// One number (an integer or a float attribute holding a single value, scalar or [1]) as a double; `integer` says
+// which it was. Anything else (a string, an array, another class) is an Error naming `where` and what was found.
+double read_number_attr(hid_t obj, const std::string& name, const std::string& file, const std::string& where,
+                        bool* integer);
+// "float32", "int64", "uint8", "string", ... of an HDF5 datatype (for messages); "other" for the rest.
+std::string type_name(hid_t type);
 
 // Calls `on_dataset(path, dataset)` for every dataset below `group` ("/prefill/embed/out"), in name order. Each
 // object is visited once: a second link to an object already seen (a hard link, a group linking back to one of

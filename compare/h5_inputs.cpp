@@ -1,0 +1,81 @@
+// Reading a user's input tensors (compare/h5_inputs.hpp) through the guarded HDF5 layer of h5_util.hpp.
+#include "compare/h5_inputs.hpp"
+
+#include <filesystem>
+
+#include "compare/h5_util.hpp"
+#include "model/error.hpp"
+
+namespace salasim {
+
+namespace {
+
+InputFile read_unguarded(const std::string& path, const std::vector<std::string>& datasets,
+                         const std::vector<std::string>& attrs, const std::function<void(const InputFile&)>& check) {
+  h5::Quiet quiet;
+  if (!std::filesystem::exists(path)) fail("{}: no such file", path);
+  h5::Id f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not an HDF5 file (or not readable)"));
+  InputFile in;
+  in.path = path;
+  for (const std::string& a : attrs) {
+    if (!h5::has_attr(f.get(), a)) continue;
+    InputAttr v;
+    h5::Id attr(h5::check(H5Aopen(f.get(), a.c_str(), H5P_DEFAULT), path, "cannot open attribute '" + a + "'"));
+    h5::Id type(H5Aget_type(attr.get()));
+    if (H5Tget_class(type.get()) == H5T_STRING) {
+      v.text = h5::read_string_attr(f.get(), a, path, "root group");
+    } else {
+      v.number = true;
+      v.value = h5::read_number_attr(f.get(), a, path, "root group", &v.integer);
+    }
+    in.attrs[a] = v;
+  }
+  std::map<std::string, h5::Id> open;
+  for (const std::string& name : datasets) {
+    if (H5Lexists(f.get(), name.c_str(), H5P_DEFAULT) <= 0) continue;
+    H5L_info_t link;
+    h5::check(H5Lget_info(f.get(), name.c_str(), &link, H5P_DEFAULT), path, "cannot read link /" + name);
+    if (link.type != H5L_TYPE_HARD)
+      fail("{}: /{} is a soft or external link; give the dataset itself (a link could lead out of the file)", path, name);
+    h5::Id obj(h5::check(H5Oopen(f.get(), name.c_str(), H5P_DEFAULT), path, "cannot open /" + name));
+    if (H5Iget_type(obj.get()) != H5I_DATASET) fail("{}: /{} is a group, expected a dataset", path, name);
+    const std::string where = "dataset '" + name + "'";
+    h5::Id type(h5::check(H5Dget_type(obj.get()), path, where + ": cannot read its type"));
+    InputDataset d;
+    d.type = h5::type_name(type.get());
+    d.floating = H5Tget_class(type.get()) == H5T_FLOAT;
+    d.integer = H5Tget_class(type.get()) == H5T_INTEGER;
+    // Dims checked against overflow and against what the file really stores, before anything is allocated.
+    d.shape = h5::dataset_extent(obj.get(), path, where).shape;
+    in.datasets[name] = std::move(d);
+    open[name] = std::move(obj);
+  }
+  check(in);
+  for (auto& [name, d] : in.datasets) {
+    if (!d.floating && !d.integer) continue;
+    int64_t n = 1;
+    for (int64_t s : d.shape) n *= s;
+    if (n == 0) continue;
+    const std::string what = "cannot read dataset '" + name + "'";
+    if (d.floating) {
+      d.data.resize(size_t(n));
+      h5::check(H5Dread(open[name].get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d.data.data()), path, what);
+    } else {
+      std::vector<int64_t> v(static_cast<size_t>(n));
+      h5::check(H5Dread(open[name].get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), path, what);
+      d.data.assign(v.begin(), v.end());
+    }
+  }
+  return in;
+}
+
+}  // namespace
+
+InputFile read_input_file(const std::string& path, const std::vector<std::string>& datasets,
+                          const std::vector<std::string>& attrs,
+                          const std::function<void(const InputFile&)>& check_headers) {
+  h5::crash_guard(path, [&] { read_unguarded(path, datasets, attrs, check_headers); });
+  return read_unguarded(path, datasets, attrs, check_headers);
+}
+
+}  // namespace salasim

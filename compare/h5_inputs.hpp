@@ -1,0 +1,42 @@
+// Tensors a user wrote with h5py (or any HDF5 writer) for `salasim op` (docs/op.md): datasets at the root of the file,
+// by name, and the root group's attributes, with no salasim attributes required. The checks of compare/h5_util.hpp
+// apply (hard links only, dims backed by the file's storage, only salasim's filters, the child-process crash guard).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace salasim {
+
+struct InputDataset {
+  std::vector<int64_t> shape;
+  std::string type;  // "float32", "int64", "uint8", "string", ... (compare/h5_util.hpp type_name)
+  bool floating = false, integer = false;
+  std::vector<double> data;  // row-major; filled after the header check, float and integer datasets only
+};
+
+struct InputAttr {
+  bool number = false;  // else a string
+  bool integer = false;  // a number stored as an integer type
+  double value = 0;
+  std::string text;
+};
+
+struct InputFile {
+  std::string path;
+  std::map<std::string, InputDataset> datasets;  // the named datasets present at the root
+  std::map<std::string, InputAttr> attrs;        // the named root attributes present
+};
+
+// Reads the root datasets `datasets` and root attributes `attrs` that exist in `path` (those missing are left out of
+// the result; the caller says which it needs). `check_headers` sees shapes, types and attributes before any data is
+// read, so a wrong shape is refused before it is allocated. An object of a listed name that is not a dataset, or is
+// reached through a soft or external link, an attribute that is neither one number nor a string, a missing or
+// unreadable file: a salasim::Error naming the file and the object.
+InputFile read_input_file(const std::string& path, const std::vector<std::string>& datasets,
+                          const std::vector<std::string>& attrs,
+                          const std::function<void(const InputFile&)>& check_headers);
+
+}  // namespace salasim
