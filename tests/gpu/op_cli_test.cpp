@@ -1,6 +1,8 @@
 // salasim op --backend gpu, run as a user runs it: every op of the op table on bf16-representable random inputs of the
 // released shapes, gated against `--backend reference` with `--backend peer`'s allowance by the op's own tolerance
 // rows (compare/tolerance.cpp), as `salasim diff REF GPU --peer PEER` gates them.
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "compare/hdf5_io.hpp"
@@ -20,7 +22,7 @@ using ref::Mat;
 namespace {
 
 const std::string& dir() {
-  static const std::string d = scratch_dir("op_cli_gpu");
+  static const std::string d = scratch_dir("op_cli_gpu_" + std::to_string(::getpid()));  // ctest runs the cases side by side
   return d;
 }
 std::string file(const std::string& name) { return dir() + "/" + name; }
