@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 
-import h5py
 import numpy as np
 
 salasim, src, work = sys.argv[1:4]

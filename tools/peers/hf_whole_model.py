@@ -226,7 +226,8 @@ def main():
                        "weights": {"checkpoint": os.path.abspath(a.checkpoint)}, "prompt": {"tokens": tokens},
                        "decode_steps": 0}, f)
         try:
-            peerlib.run_salasim(a.salasim, ["ref", "--scenario", scen, "--taps", "embed/", "residual/h", "final/",
+            layers = [f"layer_{i:02d}/residual/h" for i in range(int(cfg["num_hidden_layers"]))]
+            peerlib.run_salasim(a.salasim, ["ref", "--scenario", scen, "--taps", "embed/out", *layers, "final/",
                                             "--dump-taps", dump], "salasim ref")
         except peerlib.SalasimError as e:
             peerlib.fail(f"{e}", 3)

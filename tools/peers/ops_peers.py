@@ -80,7 +80,7 @@ def run_select(a, np, table):
               f"{diff} of {sets} selection sets differ; {L} tokens, rows {pos0}..{L - 1}")
 
 
-def run_gla(a, np, torch, table, lib):
+def run_gla(a, np, torch, table, gpu):
     H, hd, T = a.lightning_heads, a.lightning_head_dim, a.gla_tokens
     tau = hd ** -0.5
     gamma = np.array([-float(np.float32(s)) for s in alibi_slopes(H)])  # HF's fp32 slopes, negated
@@ -111,7 +111,8 @@ def run_gla(a, np, torch, table, lib):
         table.add("gla", "fla chunk_simple_gla vs salasim reference: output", peerlib.errors(out(o), o64), note)
     else:
         table.add_text("gla", "fla chunk_simple_gla", "-", "-", "not run: Triton needs a CUDA device")
-    if lib is not None:
+    if gpu is not None:
+        lib, check = gpu
         qb, kb, vb = (torch.tensor(x, dtype=torch.float32, device="cuda").bfloat16().contiguous() for x in (q, k, v))
         gam = torch.tensor(gamma, dtype=torch.float32, device="cuda")
         Sg = torch.zeros(H, hd, hd, dtype=torch.float32, device="cuda")
@@ -139,7 +140,7 @@ def sdpa64(torch, q, K, V, pos0, H, G, hd, tau, allowed=None):
     return o[0].transpose(0, 1).reshape(T, H * hd).numpy()
 
 
-def run_attn(a, np, torch, table, lib):
+def run_attn(a, np, torch, table, gpu):
     H, G, hd = a.heads, a.groups, a.head_dim
     tau, L, T = hd ** -0.5, a.select_len, a.select_rows
     rng = np.random.default_rng(a.seed + 2)
@@ -162,7 +163,8 @@ def run_attn(a, np, torch, table, lib):
                     allowed[t, g, b * 64:(b + 1) * 64] = True
         table.add("sparse_attn", "torch SDPA float64 (selected blocks) vs salasim reference",
                   peerlib.errors(got["out"], sdpa64(torch, q, K, V, pos0, H, G, hd, tau, allowed)), note)
-    if lib is not None:
+    if gpu is not None:
+        lib, check = gpu
         Tg = a.gpu_attn_tokens  # the capi kernel takes a whole causal prefill from position 0
         qg = bf16(np, 2.0 * rng.standard_normal((Tg, H * hd)))
         Kg, Vg = (bf16(np, rng.standard_normal((G, Tg, hd))) for _ in range(2))
@@ -177,22 +179,13 @@ def run_attn(a, np, torch, table, lib):
                   f"bf16 in/out, {Tg} tokens from position 0")
 
 
-def check(lib, rc):
-    if rc != 0:
-        raise RuntimeError(lib.salasim_last_error().decode())
-
-
 def load_lib(path):
-    import ctypes
+    """libsalasim_capi.so through bench/peers.py's ctypes bindings (one set of argument types for both scripts):
+    (library, checked) where checked(lib, rc) raises with the library's message on a non-zero rc."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+    import peers as bench_peers  # bench/peers.py imports torch: called only where torch is present
 
-    lib = ctypes.CDLL(path)
-    p, i64, i32, f32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_float
-    lib.salasim_last_error.restype = ctypes.c_char_p
-    lib.salasim_gla_workspace_bytes.restype = ctypes.c_size_t
-    lib.salasim_gla_workspace_bytes.argtypes = [i64, i32, i32]
-    lib.salasim_gla_chunked.argtypes = [p, p, p, i64, i64, i32, i32, p, f32, p, p, i64, p, p]
-    lib.salasim_dense_attn.argtypes = [p, i64, i64, p, p, i64, i32, i32, i32, f32, p, i64, p]
-    return lib
+    return bench_peers.load_lib(path), bench_peers.checked
 
 
 def main():
@@ -217,18 +210,18 @@ def main():
         peerlib.fail(f"--ops {a.ops}: unknown {sorted(bad)}; expected gla, select_blocks, attn")
     h5py, np = peerlib.need("h5py", "numpy", why="salasim op takes and gives HDF5")
     torch = peerlib.need("torch", "fla", why="the GLA and attention peers")[0] if ops & {"gla", "attn"} or a.lib else None
-    lib = None
+    gpu = None
     if a.lib:
         if not torch.cuda.is_available():
             peerlib.fail("--lib needs a CUDA device for torch")
-        lib = load_lib(a.lib)
+        gpu = load_lib(a.lib)
     table = peerlib.Table(f"salasim ops vs peers (seed {a.seed}; rel-RMS and max abs over finite entries, float64)")
     if "select_blocks" in ops:
         run_select(a, np, table)
     if "gla" in ops:
-        run_gla(a, np, torch, table, lib)
+        run_gla(a, np, torch, table, gpu)
     if "attn" in ops:
-        run_attn(a, np, torch, table, lib)
+        run_attn(a, np, torch, table, gpu)
     print(table.render())
     if torch is not None:
         import fla
