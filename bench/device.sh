@@ -138,8 +138,9 @@ step_peers() {  # step_peers [gla lengths] [attn lengths]: fla and torch SDPA be
   tail -12 "$OUT/peers.txt"
   [ $rc -eq 0 ] && note "peers measured" || note "peers FAILED (rc $rc)"
 }
-peer_site() {  # the carried fla-core wheel (.whl/) into /tmp/site, for the peer scripts
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > "$OUT/pip.log" 2>&1
+peer_site() {  # the carried wheels (.whl/: fla-core; peer-assets/wheels/: einops, if carried) into /tmp/site
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
+    $(ls peer-assets/wheels/*.whl 2>/dev/null) > "$OUT/pip.log" 2>&1
 }
 step_peers_ops() {  # issue 15 item 3: salasim's ops vs fla, the infllmv2 definition and torch SDPA (tools/peers/ops_peers.py)
   peer_site

@@ -209,7 +209,7 @@ def main():
     if bad:
         peerlib.fail(f"--ops {a.ops}: unknown {sorted(bad)}; expected gla, select_blocks, attn")
     h5py, np = peerlib.need("h5py", "numpy", why="salasim op takes and gives HDF5")
-    torch = peerlib.need("torch", "fla", why="the GLA and attention peers")[0] if ops & {"gla", "attn"} or a.lib else None
+    torch = peerlib.need("torch", "fla", "einops", why="the GLA and attention peers")[0] if ops & {"gla", "attn"} or a.lib else None
     gpu = None
     if a.lib:
         if not torch.cuda.is_available():
