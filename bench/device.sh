@@ -145,6 +145,31 @@ step_peers() {  # step_peers [gla lengths] [attn lengths]: fla and torch SDPA be
   tail -12 "$OUT/peers.txt"
   [ $rc -eq 0 ] && note "peers measured" || note "peers FAILED (rc $rc)"
 }
+peer_site() {  # the carried wheels (.whl/: fla-core; peer-assets/wheels/: einops, if carried) into /tmp/site
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
+    $(ls peer-assets/wheels/*.whl 2>/dev/null) > "$OUT/pip.log" 2>&1
+}
+step_peers_ops() {  # issue 15 item 3: salasim's ops vs fla, the infllmv2 definition and torch SDPA (tools/peers/ops_peers.py)
+  peer_site
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 tools/peers/ops_peers.py --salasim "$B/salasim" \
+    --lib "$B/bench/libsalasim_capi.so" "$@" > "$OUT/peers_ops.txt" 2>&1
+  local rc=$?
+  cat "$OUT/peers_ops.txt"
+  [ $rc -eq 0 ] && note "peers_ops: every row measured" || note "peers_ops: rc $rc (rows marked 'not run' or an error above)"
+}
+step_hf_peer() {  # step_hf_peer [tokens]: issue 15 item 4 on the tiny HF-shaped config, then item 3; needs peer-assets/hf
+  # (the official modeling_minicpm_sala.py, carried: docs/interop.md#peers) and the fla-core wheel (.whl/).
+  [ -f peer-assets/hf/modeling_minicpm_sala.py ] || { note "hf_peer: no peer-assets/hf/modeling_minicpm_sala.py (carry peer-assets)"; return 1; }
+  peer_site
+  rm -rf /tmp/hf-tiny
+  "$B/salasim" synth-checkpoint --config scenarios/models/tiny-hf.json --out /tmp/hf-tiny > "$OUT/hf_peer.txt" 2>&1
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 tools/peers/hf_whole_model.py --salasim "$B/salasim" \
+    --modeling-dir peer-assets/hf --checkpoint /tmp/hf-tiny --tokens "${1:-512}" --dump "$OUT/hf_peer_ref.h5" >> "$OUT/hf_peer.txt" 2>&1
+  local rc=$?
+  cat "$OUT/hf_peer.txt"
+  [ $rc -eq 0 ] && note "hf_peer: $(grep verdict "$OUT/hf_peer.txt")" || note "hf_peer: rc $rc $(grep verdict "$OUT/hf_peer.txt")"
+  step_peers_ops
+}
 step_ncu() {  # step_ncu <benchmark filter> <kernel regex> [launches]: Nsight Compute on the op's kernels
   local tag; tag=$(printf '%s' "$1" | tr -c 'A-Za-z0-9' '_')
   timeout 150 ncu --clock-control none -k "regex:$2" -c "${3:-2}" --section SpeedOfLight --section WarpStateStats \
