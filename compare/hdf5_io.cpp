@@ -171,6 +171,20 @@ void write_attrs(hid_t ds, const std::vector<int64_t>& shape, const char* dtype,
 
 namespace {
 
+// A tap's `rows` attribute (chosen rows only): one absolute row per row of the tap, ascending, none negative.
+std::vector<int64_t> read_rows(hid_t ds, const Tap& t, const std::string& path, const std::string& file) {
+  const std::string where = "dataset " + path;
+  std::vector<int64_t> rows = h5::read_ints_attr(ds, "rows", file, where);
+  if (t.shape.empty() || int64_t(rows.size()) != t.shape[0])
+    fail("{}: {}: attribute 'rows' lists {} rows, expected one per row of its shape {}", file, where, rows.size(),
+         format_shape(t.shape));
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] < 0 || (i > 0 && rows[i] <= rows[i - 1]))
+      fail("{}: {}: attribute 'rows' is not ascending non-negative row numbers (item {} is {})", file, where, i,
+           rows[i]);
+  return rows;
+}
+
 Tap read_dataset(hid_t ds, const std::string& path, const std::string& file) {
   const std::string where = "dataset " + path;
   h5::Id type(h5::check(H5Dget_type(ds), file, where + ": cannot read its type"));
@@ -229,7 +243,10 @@ TapDump read_taps_unguarded(const std::string& path) {
   h5::Id f = open_file(path, "taps");
   TapDump d;
   d.info = read_info(f.get(), path);
-  h5::walk(f.get(), "", path, [&](const std::string& p, hid_t ds) { d.taps[p] = read_dataset(ds, p, path); });
+  h5::walk(f.get(), "", path, [&](const std::string& p, hid_t ds) {
+    const Tap& t = d.taps[p] = read_dataset(ds, p, path);
+    if (h5::has_attr(ds, "rows")) d.rows[p] = read_rows(ds, t, p, path);
+  });
   if (d.taps.empty()) fail("{}: a tap dump without taps (no datasets); nothing to compare", path);
   return d;
 }
