@@ -113,16 +113,13 @@ std::optional<DumpChoice> choose_dump(const Args& a, const ModelConfig& c, int64
     if (!TapSpec{t.name, t.shape, false}.per_token()) state.push_back(&t);
   std::sort(state.begin(), state.end(), [](auto* x, auto* y) { return x->file_bytes > y->file_bytes; });
   std::string detail = fmt::format("  one forward call's largest tap, {} ({} rows of --chunk {}), as downloaded and "
-                                   "as float64: {:.2f} GB
-",
+                                   "as float64: {:.2f} GB\n",
                                    d.budget.largest_download, std::min<int64_t>(a.chunk, N), a.chunk,
                                    d.budget.download_bytes / 1e9);
   for (size_t i = 0; i < state.size() && i < 8; ++i)
-    detail += fmt::format("  state tap {} {}: {:.2f} GB (held until its phase ends)
-", state[i]->name,
+    detail += fmt::format("  state tap {} {}: {:.2f} GB (held until its phase ends)\n", state[i]->name,
                           format_shape(state[i]->shape), state[i]->file_bytes / 1e9);
-  if (state.size() > 8) detail += fmt::format("  ... and {} more state taps
-", state.size() - 8);
+  if (state.size() > 8) detail += fmt::format("  ... and {} more state taps\n", state.size() - 8);
   detail += "Choose fewer taps (a phase: /prefill/...), fewer rows, or a smaller --chunk.";
   check_host_memory(d.budget.held_bytes, fmt::format("--dump-taps {} (--taps {}, --rows {})", a.dump_taps, a.taps,
                                                      a.rows.empty() ? "all" : a.rows),
