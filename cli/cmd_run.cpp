@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -107,19 +108,25 @@ std::optional<DumpChoice> choose_dump(const Args& a, const ModelConfig& c, int64
   d.budget = dump_budget(catalog, d.filter, N, d.row_ids, std::min<int64_t>(a.chunk, N));
   for (const SelectedTap& t : d.budget.taps) d.scores = d.scores || tap_kind(t.name) == "sparse/select/scores";
   check_dump_target(a.dump_taps, d.budget.file_bytes);
-  // The parts of the host memory the recorder needs, the largest first.
-  std::vector<const SelectedTap*> state;
+  // The parts of the host memory the recorder needs: one call's largest tap, and the state taps of the phase that
+  // holds the most (each phase's are written when it ends).
+  std::map<std::string, std::pair<double, int>> state;  // phase -> bytes, taps
   for (const SelectedTap& t : d.budget.taps)
-    if (!TapSpec{t.name, t.shape, false}.per_token()) state.push_back(&t);
-  std::sort(state.begin(), state.end(), [](auto* x, auto* y) { return x->file_bytes > y->file_bytes; });
+    if (!TapSpec{t.name, t.shape, false}.per_token()) {
+      auto& [bytes, n] = state[tap_phase(t.name)];
+      bytes += t.file_bytes;
+      ++n;
+    }
   std::string detail = fmt::format("  one forward call's largest tap, {} ({} rows of --chunk {}), as downloaded and "
                                    "as float64: {:.2f} GB\n",
                                    d.budget.largest_download, std::min<int64_t>(a.chunk, N), a.chunk,
                                    d.budget.download_bytes / 1e9);
-  for (size_t i = 0; i < state.size() && i < 8; ++i)
-    detail += fmt::format("  state tap {} {}: {:.2f} GB (held until its phase ends)\n", state[i]->name,
-                          format_shape(state[i]->shape), state[i]->file_bytes / 1e9);
-  if (state.size() > 8) detail += fmt::format("  ... and {} more state taps\n", state.size() - 8);
+  const auto most = std::max_element(state.begin(), state.end(),
+                                     [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
+  if (most != state.end())
+    detail += fmt::format("  state taps of /{} (the phase that holds the most; each phase's are written when it "
+                          "ends): {} taps, {:.2f} GB\n",
+                          most->first, most->second.second, most->second.first / 1e9);
   detail += "Choose fewer taps (a phase: /prefill/...), fewer rows, or a smaller --chunk.";
   check_host_memory(d.budget.held_bytes, fmt::format("--dump-taps {} (--taps {}, --rows {})", a.dump_taps, a.taps,
                                                      a.rows.empty() ? "all" : a.rows),
@@ -221,7 +228,7 @@ int run(const Args& a) {
                   {"config", c.source}, {"weights", w.describe()},
                   {"prompt", fmt::format("{} random tokens, seed {}", N, a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed)},
                   {"command", a.command_line}};
-    dump_file = std::make_unique<TapFileSink>(a.dump_taps, info);
+    dump_file = std::make_unique<TapFileSink>(a.dump_taps, info, !dump->rows.all);
     dump_sink = std::make_unique<RowSelectSink>(*dump_file, dump->row_ids, dump->rows.all);
     rec = std::make_unique<TapRecorder>(TapRecorder{dump->filter, nullptr, "prefill", dump_sink.get()});
   }

@@ -45,8 +45,10 @@ void check_name(const std::string& name, const std::string& file) {
   if (!ok) fail("{}: tap name '{}' is not a path like /prefill/layer_03/lightning/gla/out", file, name);
 }
 
-h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info) {
-  h5::Id f(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path,
+h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info, bool large_attrs) {
+  h5::Id fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (large_attrs) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  h5::Id f(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), path,
                      "cannot create the HDF5 file (does its folder exist, is it writable?)"));
   h5::write_string_attr(f.get(), "salasim_layout", layout, path);
   h5::write_int_attr(f.get(), "salasim_format_version", kFormatVersion, path);
@@ -174,7 +176,8 @@ namespace {
 // A tap's `rows` attribute (chosen rows only): one absolute row per row of the tap, ascending, none negative.
 std::vector<int64_t> read_rows(hid_t ds, const Tap& t, const std::string& path, const std::string& file) {
   const std::string where = "dataset " + path;
-  std::vector<int64_t> rows = h5::read_ints_attr(ds, "rows", file, where);
+  // At most one per row (the dataset's rows were checked against what the file stores).
+  std::vector<int64_t> rows = h5::read_ints_attr(ds, "rows", file, where, t.shape.empty() ? 0 : t.shape[0]);
   if (t.shape.empty() || int64_t(rows.size()) != t.shape[0])
     fail("{}: {}: attribute 'rows' lists {} rows, expected one per row of its shape {}", file, where, rows.size(),
          format_shape(t.shape));

@@ -50,10 +50,10 @@ struct Values {
 
 }  // namespace
 
-TapFileSink::TapFileSink(const std::string& path, const DumpInfo& info) : path_(path) {
+TapFileSink::TapFileSink(const std::string& path, const DumpInfo& info, bool keep_rows) : path_(path) {
   std::lock_guard<std::mutex> lock(h5_lock());
   h5::Quiet quiet;
-  file_ = dump_layout::create_file(path, "taps", info).release();
+  file_ = dump_layout::create_file(path, "taps", info, keep_rows).release();
 }
 
 TapFileSink::~TapFileSink() {

@@ -18,8 +18,9 @@ namespace salasim {
 
 class TapFileSink : public TapSink {
  public:
-  // Creates (truncates) `path`; an Error naming it when it cannot.
-  TapFileSink(const std::string& path, const DumpInfo& info);
+  // Creates (truncates) `path`; an Error naming it when it cannot. keep_rows: taps will be appended with
+  // append_rows (the file is made in the HDF5 1.8 format, whose dense attribute storage holds long `rows` lists).
+  TapFileSink(const std::string& path, const DumpInfo& info, bool keep_rows = false);
   // Without close(): the incomplete file is removed (a half-written dump must not pass for a whole one).
   ~TapFileSink() override;
   TapFileSink(const TapFileSink&) = delete;

@@ -68,7 +68,7 @@ void run_case(int64_t T, int64_t chunk, const std::string& taps, const std::stri
     DumpInfo info;
     info.backend = "cuda";
     info.extra = {{kTapSelectionAttr, taps}, {kRowSelectionAttr, rows}};
-    TapFileSink file(dir + "/run.h5", info);
+    TapFileSink file(dir + "/run.h5", info, true);
     RowSelectSink sink(file, parse_row_list(rows).resolve(T), false);
     TapRecorder rec{TapFilter{patterns}, nullptr, "prefill", &sink};
     r.begin_prefill(T);

@@ -230,7 +230,7 @@ TEST_CASE("row sink: chosen rows of chosen taps reach the file with their rows, 
   info.backend = "test";
   info.extra = {{kTapSelectionAttr, "*"}, {kRowSelectionAttr, "0,5:7,-1"}};
   {
-    TapFileSink file(dir + "/chosen.h5", info);
+    TapFileSink file(dir + "/chosen.h5", info, true);
     RowSelectSink sink(file, rows_of("0,5:7,-1", 10), false);
     synthetic_run(sink, 10, 4);  // calls of rows 0-3, 4-7, 8-9
     CHECK(sink.close() == 5);
@@ -258,7 +258,7 @@ TEST_CASE("row sink: a rows attribute past HDF5's 64 KiB header limit is written
   {
     DumpInfo info;
     info.extra = {{kTapSelectionAttr, "x"}};
-    TapFileSink file(dir + "/many.h5", info);
+    TapFileSink file(dir + "/many.h5", info, true);
     RowSelectSink sink(file, rows_of("0:20000", n + 1), false);
     std::vector<double> x(size_t(n + 1), 1.0);
     sink.append("/prefill/embed/out", {n + 1, 1}, x.data(), false);
@@ -278,7 +278,7 @@ TEST_CASE("diff: a file of chosen taps and rows compares with a whole one on its
     DumpInfo info;
     info.backend = "chosen";
     info.extra = {{kTapSelectionAttr, "layer_00/mlp,layer_00/sparse"}, {kRowSelectionAttr, rows}};
-    TapFileSink file(path, info);
+    TapFileSink file(path, info, true);
     RowSelectSink rs(file, rows_of(rows, 10), false);
     struct Filtered : TapSink {  // the recorder's filter, as TapRecorder applies it
       TapSink& to;
