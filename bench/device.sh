@@ -88,6 +88,38 @@ step_measure() {  # step_measure 64K [extra args]: a run whose record is a measu
   [ $rc -eq 0 ] && [ -s "$dir/run_$ctx.json" ] && note "measured $ctx: $(grep -E 'TTFT|decode:' "$OUT/measure_$ctx.txt" | tr '\n' ' ')-> ${dir#"$OUT"/}/run_$ctx.json" \
                 || note "measure $ctx FAILED (rc $rc)"
 }
+step_dump_taps() {  # step_dump_taps [context]: run --dump-taps at full size, then a tiny run's dump diffed against ref's
+  local ctx=${1:-64K} f="$OUT/dump.h5"
+  "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 2 --extrapolate \
+    --dump-taps "$f" --taps 'layer_*/residual/h,layer_*/sparse/select/blocks,/prefill/final/norm' --rows 0,100,-1 \
+    > "$OUT/dump_taps.txt" 2>&1
+  local rc=$?
+  cat "$OUT/dump_taps.txt"
+  [ $rc -eq 0 ] || { note "dump_taps $ctx FAILED (rc $rc)"; return 1; }
+  ls -l "$f"
+  # The file's taps: name, shape, kept rows (h5py where the device has it, else h5ls).
+  python3 - "$f" <<'PY' 2>/dev/null || h5ls -r "$f" || echo "(neither h5py nor h5ls here: the file is in \$OUT)"
+import sys, h5py
+f = h5py.File(sys.argv[1]); names = []
+f.visititems(lambda n, o: names.append("/" + n) if isinstance(o, h5py.Dataset) else None)
+print(dict(f.attrs)); print(len(names), "taps")
+for n in sorted(names, key=lambda n: f[n].attrs["order"]):
+    print(n, f[n].shape, list(f[n].attrs["rows"]) if "rows" in f[n].attrs else "all rows")
+PY
+  # The same tokens on the tiny-short model: ref's and the peer's dumps of every tap, run's of chosen ones, diffed.
+  "$B/salasim" ref --scenario scenarios/tiny-short.json --tokens 1000 --decode 0 --dump-taps "$OUT/tiny_ref.h5" > "$OUT/tiny_ref.txt" 2>&1 \
+    && "$B/salasim" ref --peer --scenario scenarios/tiny-short.json --tokens 1000 --decode 0 --dump-taps "$OUT/tiny_peer.h5" > "$OUT/tiny_peer.txt" 2>&1 \
+    && "$B/salasim" run --config scenarios/models/tiny-short.json --context 1000 --decode 0 --chunk 704 --prompt-seed 7 \
+         --dump-taps "$OUT/tiny_run.h5" --taps 'layer_*/,final/norm' --rows 0,1,703,704,-1 > "$OUT/tiny_run.txt" 2>&1
+  rc=$?
+  tail -2 "$OUT/tiny_run.txt"
+  [ $rc -eq 0 ] || { note "dump_taps tiny runs FAILED (rc $rc)"; return 1; }
+  "$B/salasim" diff "$OUT/tiny_ref.h5" "$OUT/tiny_run.h5" --peer "$OUT/tiny_peer.h5" > "$OUT/tiny_diff.txt" 2>&1
+  rc=$?
+  grep -E "^chosen|rows not lined up|taps pass|failed" "$OUT/tiny_diff.txt"
+  [ $rc -eq 0 ] && note "dump_taps: $ctx file $(du -h "$f" | cut -f1); tiny run vs ref diff: $(grep -E 'taps pass' "$OUT/tiny_diff.txt")" \
+                || { grep -A2 FAIL "$OUT/tiny_diff.txt" | head -40; note "dump_taps diff FAILED (rc $rc)"; }
+}
 step_exitcodes() {  # docs/input-limits.md: a --time-limit stop is exit 1; a CUDA failure is DeviceError, exit 3
   "$B/salasim" run --config scenarios/models/tiny.json --context 64K --decode 0 --time-limit 0.000001 > "$OUT/exitcodes.txt" 2>&1
   local rc=$?

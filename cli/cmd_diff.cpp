@@ -1,9 +1,12 @@
 // `salasim diff A.h5 B.h5 [--peer P.h5]`: two tap dumps compared offline with the harness's metrics and tolerance
-// table (A is the reference). Exit 0 when every tap passes, 1 when one fails, 2 on bad input.
+// table (A is the reference). Exit 0 when every tap passes, 1 when one fails, 2 on bad input. A dump of chosen taps
+// and rows (`salasim run --dump-taps --taps --rows`) is compared on the taps it holds and the rows both hold
+// (compare/dump_align.hpp).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "compare/dump_align.hpp"
 #include "compare/hdf5_io.hpp"
 #include "compare/report.hpp"
 
@@ -29,13 +32,23 @@ int run_diff(const DiffArgs& a) {
   const TapDump be = read_taps(a.backend);
   std::optional<TapDump> peer;
   if (!a.peer.empty()) peer = read_taps(a.peer);
-  const CompareReport rep = compare_taps(ref.taps, peer ? &peer->taps : nullptr, be.taps);
+  auto chosen = [](const TapDump& d) { return d.info.extra.count(kTapSelectionAttr) > 0 || !d.rows.empty(); };
+  std::optional<AlignedDumps> al;  // only when a dump holds chosen taps or rows: whole dumps are compared as read
+  if (chosen(ref) || chosen(be) || (peer && chosen(*peer))) al = align_dumps(ref, peer ? &*peer : nullptr, be);
+  const CompareReport rep = al ? compare_taps(al->ref, al->peer ? &*al->peer : nullptr, al->backend)
+                               : compare_taps(ref.taps, peer ? &peer->taps : nullptr, be.taps);
+  const std::string chosen_note =
+      al ? fmt::format("chosen taps and rows: {} tap(s) compared on the rows both dumps hold, {} left out (a dump of "
+                       "chosen taps lacks them)",
+                       al->cut, al->skipped)
+         : "";
 
   if (a.json) {
     nlohmann::json j = report_json(rep);
     j["reference_file"] = a.reference;
     j["backend_file"] = a.backend;
     j["peer_file"] = a.peer.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.peer);
+    if (al) j["chosen"] = {{"cut_taps", al->cut}, {"left_out_taps", al->skipped}, {"notes", al->notes}};
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("reference: {}\n", describe(a.reference, ref.info));
@@ -44,6 +57,10 @@ int run_diff(const DiffArgs& a) {
       fmt::print("peer:      {}\n", describe(a.peer, peer->info));
     else
       fmt::print("peer:      none (--peer not given): only the floors apply\n");
+    if (al) {
+      fmt::print("{}\n", chosen_note);
+      for (const std::string& n : al->notes) fmt::print("  rows not lined up: {}\n", n);
+    }
     fmt::print("{}", format_report(rep, PrintOptions{a.failures_only}));
   }
   return rep.pass() ? 0 : 1;

@@ -74,18 +74,6 @@ struct SummarySink : TapSink {
   }
 };
 
-// --dump-taps FILE: refused before running when FILE names a folder, its folder cannot be made or written, or the
-// taps (`bytes`, 0 when unknown) would not fit there.
-void check_dump_target(const std::string& file, double bytes) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(file, ec)) fail("--dump-taps {}: is a folder; expected a file name (taps.h5)", file);
-  const fs::path parent = fs::path(file).parent_path();
-  const std::string dir = parent.empty() ? "." : parent.string();
-  make_output_folder(dir, "--dump-taps");
-  check_dump_room(dir, bytes, "--dump-taps");
-}
-
 int run(const Args& a) {
   Scenario s = load_scenario(data_path(a.scenario));
   s.extrapolate = s.extrapolate || a.extrapolate;

@@ -1,5 +1,6 @@
 // `salasim run`: the CUDA path on a config at a context length with synthetic (or checkpoint) weights: TTFT,
-// decode ms/token, peak device memory measured beside the planner's prediction, time per op class.
+// decode ms/token, peak device memory measured beside the planner's prediction, time per op class; with
+// --dump-taps FILE --taps PATTERN [--rows LIST], the chosen taps' chosen rows written to a tap dump as the run goes.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,15 +11,21 @@
 #include <ctime>
 #include <fstream>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "compare/dump_align.hpp"
+#include "compare/row_select_sink.hpp"
 #include "model/config.hpp"
 #include "model/error.hpp"
 #include "model/generate.hpp"
 #include "model/limits.hpp"
+#include "model/tap_select.hpp"
 #include "model/weights.hpp"
 #include "reports/context.hpp"
 #include "scenarios/scenario.hpp"
@@ -63,10 +70,71 @@ struct Args {
   bool plan_only = false;
   double time_limit = 0;  // seconds; 0 = none
   bool extrapolate = false;
-  int profiler_steps = 0;
-  std::string gemv;  // "custom" or "cublas" for the single-token GEMMs; empty: the library's default  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
+  int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
+  std::string gemv;          // "custom" or "cublas" for the single-token GEMMs; empty: the library's default
+  int64_t prompt_seed = -1;  // the prompt's random tokens; -1: --seed
+  std::string dump_taps;     // tap dump of the chosen taps and rows
+  std::string taps;          // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
+  std::string rows;          // --rows: prefill rows (model/tap_select.hpp RowList); "" = all
   std::string command_line;
 };
+
+// What --dump-taps writes, checked before the run: the patterns against the run's tap list (from the config), the
+// rows against the prompt, the file's folder and room, and the host memory the recorder holds.
+struct DumpChoice {
+  std::vector<std::string> patterns;
+  TapFilter filter;
+  RowList rows;
+  std::vector<int64_t> row_ids;
+  DumpBudget budget;
+  bool scores = false;  // a select/scores tap is chosen: the runner plans its score buffers
+};
+
+std::optional<DumpChoice> choose_dump(const Args& a, const ModelConfig& c, int64_t N) {
+  if (a.dump_taps.empty()) {
+    if (!a.taps.empty() || !a.rows.empty())
+      fail("{} chooses what --dump-taps writes; give --dump-taps FILE.h5 too", a.taps.empty() ? "--rows" : "--taps");
+    return std::nullopt;
+  }
+  if (a.taps.empty())
+    fail("--dump-taps {}: give --taps PATTERN (tap names or globs, comma-separated, e.g. layer_*/residual/h or "
+         "layer_03/lightning/gla/out; '*' for every tap)",
+         a.dump_taps);
+  DumpChoice d;
+  d.patterns = split_patterns(a.taps);
+  d.filter = TapFilter{d.patterns};
+  d.rows = parse_row_list(a.rows.empty() ? "all" : a.rows);
+  d.row_ids = d.rows.resolve(N);
+  const std::vector<TapSpec> catalog = tap_catalog(c, N, a.decode, true);
+  check_patterns(d.patterns, catalog);
+  d.budget = dump_budget(catalog, d.filter, N, d.row_ids, std::min<int64_t>(a.chunk, N));
+  for (const SelectedTap& t : d.budget.taps) d.scores = d.scores || tap_kind(t.name) == "sparse/select/scores";
+  check_dump_target(a.dump_taps, d.budget.file_bytes);
+  // The parts of the host memory the recorder needs: one call's largest tap, and the state taps of the phase that
+  // holds the most (each phase's are written when it ends).
+  std::map<std::string, std::pair<double, int>> state;  // phase -> bytes, taps
+  for (const SelectedTap& t : d.budget.taps)
+    if (!TapSpec{t.name, t.shape, false}.per_token()) {
+      auto& [bytes, n] = state[tap_phase(t.name)];
+      bytes += t.file_bytes;
+      ++n;
+    }
+  std::string detail = fmt::format("  one forward call's largest tap, {} ({} rows of --chunk {}), as downloaded and "
+                                   "as float64: {:.2f} GB\n",
+                                   d.budget.largest_download, std::min<int64_t>(a.chunk, N), a.chunk,
+                                   d.budget.download_bytes / 1e9);
+  const auto most = std::max_element(state.begin(), state.end(),
+                                     [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
+  if (most != state.end())
+    detail += fmt::format("  state taps of /{} (the phase that holds the most; each phase's are written when it "
+                          "ends): {} taps, {:.2f} GB\n",
+                          most->first, most->second.second, most->second.first / 1e9);
+  detail += "Choose fewer taps (a phase: /prefill/...), fewer rows, or a smaller --chunk.";
+  check_host_memory(d.budget.held_bytes, fmt::format("--dump-taps {} (--taps {}, --rows {})", a.dump_taps, a.taps,
+                                                     a.rows.empty() ? "all" : a.rows),
+                    detail);
+  return d;
+}
 
 int run(const Args& a) {
   const ModelConfig c = load_config(data_path(a.config));
@@ -79,10 +147,12 @@ int run(const Args& a) {
   check_positions(c, N, a.decode, a.extrapolate, fmt::format("--context {} --decode {}", a.context, a.decode));
   if (const auto dir = std::filesystem::path(a.json_out).parent_path(); !a.json_out.empty() && !dir.empty())
     make_output_folder(dir.string(), "--json-out");  // refused now, not after the run
+  const std::optional<DumpChoice> dump = choose_dump(a, c, N);  // bad choices refused before weights or a GPU
   // The checkpoint is validated (headers against the inventory) before anything else, --plan included.
   const WeightSource w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(c));
 #ifndef SALASIM_HAVE_CUDA
   (void)w;
+  (void)dump;
   fail("salasim run needs the CUDA path, and this build has none (configure with nvcc on PATH, SALASIM_CUDA=ON); "
        "the memory plan without it: salasim model memory --config {} --context {}",
        a.config, N);
@@ -91,8 +161,12 @@ int run(const Args& a) {
   o.max_context = N + a.decode;
   o.chunk = a.chunk;
   o.profile = true;
+  o.taps = dump && dump->scores;  // the pooled block scores' buffers
   if (a.plan_only) {
     fmt::print("memory plan for context {} + {} decode, chunk {}:\n{}", N, a.decode, a.chunk, gpu::plan_memory(c, o).table());
+    if (dump)
+      fmt::print("--dump-taps {}: {} taps, {:.3f} GB on disk, {:.3f} GB of host memory at most\n", a.dump_taps,
+                 dump->budget.taps.size(), dump->budget.file_bytes / 1e9, dump->budget.held_bytes / 1e9);
     return 0;
   }
   std::string why;
@@ -102,7 +176,7 @@ int run(const Args& a) {
   if (!a.gemv.empty()) gpu::set_gemv(a.gemv == "custom");
   gpu::Runner r(c, w, o);
   const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
-  const std::vector<int32_t> prompt = random_tokens(a.seed, N, c.vocab_size);
+  const std::vector<int32_t> prompt = random_tokens(a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed, N, c.vocab_size);
 
   // The prompt goes in chunk-sized pieces (the same computation as one call: absolute positions, the mode fixed by
   // the total length) so progress can be shown and a time limit can stop a run cleanly between chunks. Generation
@@ -144,8 +218,44 @@ int run(const Args& a) {
     if (a.profiler_steps > 0) range(step < a.profiler_steps);
     if (step == a.decode - profiled) r.set_profile(true);
   };
-  const Generation gen = r.generate(prompt, go);
+  // --dump-taps: the same loop (model/generate.hpp) with a tap recorder on every call, into the file.
+  std::unique_ptr<TapFileSink> dump_file;
+  std::unique_ptr<RowSelectSink> dump_sink;
+  std::unique_ptr<TapRecorder> rec;
+  if (dump) {
+    DumpInfo info;
+    info.scenario = fmt::format("run {} context {}", std::filesystem::path(c.source).stem().string(), N);
+    info.git_revision = git_revision();
+    info.backend = "cuda:" + gpu::device_name();
+    info.extra = {{kTapSelectionAttr, a.taps}, {kRowSelectionAttr, a.rows.empty() ? "all" : a.rows},
+                  {"config", c.source}, {"weights", w.describe()},
+                  {"prompt", fmt::format("{} random tokens, seed {}", N, a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed)},
+                  {"command", a.command_line}};
+    dump_file = std::make_unique<TapFileSink>(a.dump_taps, info, !dump->rows.all);
+    dump_sink = std::make_unique<RowSelectSink>(*dump_file, dump->row_ids, dump->rows.all);
+    rec = std::make_unique<TapRecorder>(TapRecorder{dump->filter, nullptr, "prefill", dump_sink.get()});
+  }
+  struct TappedSteps {  // the Runner as generate_loop wants it, recording taps (Runner::generate records none)
+    gpu::Runner& r;
+    TapRecorder* rec;
+    void begin_prefill(int64_t n) { r.begin_prefill(n); }
+    std::vector<float> prefill_piece(const std::vector<int32_t>& t) { return r.prefill_piece(t, rec); }
+    std::vector<float> decode(int32_t t) { return r.decode(t, rec); }
+    std::vector<LayerSelection> last_selection(bool scores) const { return r.last_selection(scores); }
+  };
+  TappedSteps steps{r, rec.get()};
+  const Generation gen = dump ? generate_loop(steps, prompt, go) : r.generate(prompt, go);
   range(false);
+  std::string dumped;
+  if (dump) {
+    const int n = dump_sink->close();
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(a.dump_taps, ec);
+    dumped = fmt::format("wrote {} taps ({}) to {}: {:.1f} MB; host memory held by the recorder at most {:.1f} MB "
+                         "(times above include the taps' downloads and writes)",
+                         n, dump->rows.all ? "all rows" : fmt::format("prefill rows {}", a.rows), a.dump_taps,
+                         ec ? 0.0 : double(bytes) / 1e6, dump_sink->peak_held_bytes() / 1e6);
+  }
   if (gen.prefill_stopped) {
     const double el = gen.prefill_s;
     const int64_t done = r.len();
@@ -157,7 +267,8 @@ int run(const Args& a) {
     fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n", double(r.device_bytes_in_use()) / double(1ull << 30),
                double(r.plan().total) / double(1ull << 30));
     // Not a complete measurement (no TTFT, no JSON record): exit 1, as a check that failed.
-    fmt::print("run: INCOMPLETE (stopped by --time-limit; no record written)\n");
+    fmt::print("run: INCOMPLETE (stopped by --time-limit; no record written{})\n",
+               dump ? fmt::format("; the incomplete {} removed", a.dump_taps) : "");
     return kExitCheckFailed;
   }
   const double ttft = gen.prefill_s;
@@ -221,6 +332,9 @@ int run(const Args& a) {
                           {"dense_attn_s", ph.dense_attn},
                           {"gla_s", ph.gla},
                           {"other_s", ph.other}}}};
+    if (dump)
+      j["dump_taps"] = {{"file", a.dump_taps}, {"taps", a.taps}, {"rows", a.rows.empty() ? "all" : a.rows},
+                        {"note", "times include the taps' downloads and writes"}};
     if (profiled > 0)  // fewer than 4 decode steps profile none: then there is no split to record
       j["decode_gpu_ms_per_token"] = {{"gemm_ms", dph.gemm},       {"select_ms", dph.select},
                                       {"sparse_attn_ms", dph.sparse_attn}, {"dense_attn_ms", dph.dense_attn},
@@ -262,6 +376,7 @@ int run(const Args& a) {
                                              "cost), so the host overhead is not separable here"));
     }
     fmt::print("logits finite: {}\n", finite ? "yes" : "NO");
+    if (!dumped.empty()) fmt::print("{}\n", dumped);
   }
   return finite ? 0 : 1;
 #endif
@@ -294,6 +409,20 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
                 "bracket the first N decode steps with cudaProfilerStart/Stop, for ncu --profile-from-start off "
                 "(they must not be the event-profiled last quarter: N <= 3/4 of --decode)")
       ->check(whole_number(0, 1 << 20));
+  c->add_option("--prompt-seed", a->prompt_seed,
+                "seed of the prompt's random tokens (default: --seed); 7 gives the prompt of `salasim ref --tokens N`")
+      ->check(seed_number());
+  c->add_option("--dump-taps", a->dump_taps,
+                "write the taps chosen by --taps (their prefill rows chosen by --rows) to this HDF5 tap dump as the run "
+                "goes (docs/interop.md)");
+  c->add_option("--taps", a->taps,
+                "taps for --dump-taps: names or globs, comma-separated, matched from the start of a tap's name after "
+                "its phase ('*' within one part): layer_03/lightning/gla/out, layer_*/residual/h; a leading / "
+                "matches the full name (/prefill/final/norm)");
+  c->add_option("--rows", a->rows,
+                "prefill rows (prompt positions) for --dump-taps: N, A:B (A .. B-1), A:B:S, comma-separated; negative "
+                "counts from the end (-1 = the last prompt token); default all. Decode steps' taps are one row each, "
+                "kept whole");
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }
 

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "compare/tap_file_sink.hpp"
 #include "model/error.hpp"
 #include "model/limits.hpp"
+#include "model/tap_select.hpp"
 #include "scenarios/backend.hpp"
 #include "scenarios/golden.hpp"
 #include "scenarios/progress.hpp"
@@ -226,6 +228,29 @@ KeepTaps dump_keep(const CompareReport& report) {
   return k;
 }
 
+// The second pass of a failure dump keeps the failing taps and their ops' inputs of both runs whole: refused, with
+// the numbers, when they would not fit in the host memory available now (the weights are loaded already).
+void check_second_pass_memory(const Scenario& s, const KeepTaps& keep) {
+  double bytes = 0;
+  std::vector<std::pair<double, std::string>> big;
+  for (const TapSpec& t : tap_catalog(s.cfg, int64_t(s.prompt.size()), s.decode_steps, true)) {
+    if (!keep.names.count(t.name)) continue;
+    const double b = 2 * 8.0 * double(shape_numel(t.shape));  // the reference's and the peer's, float64
+    bytes += b;
+    big.emplace_back(b, t.name);
+  }
+  std::sort(big.rbegin(), big.rend());
+  std::string detail;
+  for (size_t i = 0; i < big.size() && i < 6; ++i)
+    detail += fmt::format("  {}: {:.2f} GB (reference and peer)\n", big[i].second, big[i].first / 1e9);
+  if (big.size() > 6) detail += fmt::format("  ... and {} more taps\n", big.size() - 6);
+  detail += "Rerun without --dump, or with a shorter prompt (--tokens N) to dump the failing taps";
+  check_host_memory(bytes + double(kStreamBudgetBytes),
+                    fmt::format("--dump: keeping the {} failing and input taps of the reference and the peer",
+                                keep.names.size()),
+                    detail);
+}
+
 struct FullRun {
   CompareReport report;
   std::vector<PhaseTime> ref_times, peer_times, backend_times;
@@ -272,8 +297,10 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
     out.say("{} tap(s) failed: running the reference and the peer again to keep them and their ops' inputs for the "
             "dump (the first pass compared every tap as it came and kept none) ...\n",
             f.report.failed);
+    const KeepTaps keep = dump_keep(f.report);
+    check_second_pass_memory(s, keep);
     std::unique_ptr<Progress> again = make_progress(a, s, {"reference", "peer"});
-    StreamedTruth d = run_truth_streaming(s, w, dump_keep(f.report), progress_hooks(again.get()));
+    StreamedTruth d = run_truth_streaming(s, w, keep, progress_hooks(again.get()));
     if (again) again->done();
     const std::string path = dump_path(a.dump, s.name + "-failures.h5");
     const int n = dump_failures(path, f.report, d.result.ref_kept, d.result.peer_kept, dump_info(s, backend.name()));

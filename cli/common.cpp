@@ -105,6 +105,16 @@ void check_dump_room(const std::string& dir, double bytes, const std::string& op
          option, dir, bytes / 1e9, double(room.available) / 1e9);
 }
 
+void check_dump_target(const std::string& file, double bytes, const std::string& option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) fail("{} {}: is a folder; expected a file name (taps.h5)", option, file);
+  const fs::path parent = fs::path(file).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  make_output_folder(dir, option);
+  check_dump_room(dir, bytes, option);
+}
+
 DumpInfo dump_info(const Scenario& s, const std::string& backend) {
   DumpInfo info;
   info.scenario = s.name;

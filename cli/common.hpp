@@ -51,6 +51,10 @@ void make_output_folder(const std::string& dir, const std::string& option);
 // space of `dir`'s file system, before anything runs.
 void check_dump_room(const std::string& dir, double bytes, const std::string& option);
 
+// --dump-taps FILE: refused (an Error naming `option`) before running when FILE names a folder, its folder cannot be
+// made or written, or the taps (`bytes`, 0 when unknown) would not fit there.
+void check_dump_target(const std::string& file, double bytes, const std::string& option = "--dump-taps");
+
 // A dump's file attributes: the scenario's name, this build's revision, `backend` ("reference", "peer", "cuda:H200").
 DumpInfo dump_info(const Scenario& s, const std::string& backend);
 

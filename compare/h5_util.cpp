@@ -119,15 +119,13 @@ int64_t read_int_attr(hid_t obj, const std::string& name, const std::string& fil
 }
 
 std::vector<int64_t> read_ints_attr(hid_t obj, const std::string& name, const std::string& file,
-                                    const std::string& where) {
+                                    const std::string& where, int64_t max) {
   Id attr = open_attr(obj, name, file, where, "integers");
   Id type(H5Aget_type(attr.get()));
   Id space(H5Aget_space(attr.get()));
   if (H5Tget_class(type.get()) != H5T_INTEGER) fail("{}: {}: attribute '{}' is not an integer", file, where, name);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  constexpr hssize_t kMaxInts = 64;  // a shape (at most 32 dims) or one number
-  if (n > kMaxInts)
-    fail("{}: {}: attribute '{}' holds {} integers; expected at most {}", file, where, name, n, kMaxInts);
+  if (n > max) fail("{}: {}: attribute '{}' holds {} integers; expected at most {}", file, where, name, n, max);
   std::vector<int64_t> v(size_t(n > 0 ? n : 0));
   if (!v.empty())
     check(H5Aread(attr.get(), H5T_NATIVE_INT64, v.data()), file, where + ": cannot read attribute '" + name + "'");

@@ -56,8 +56,9 @@ void write_ints_attr(hid_t obj, const std::string& name, const std::vector<int64
 bool has_attr(hid_t obj, const std::string& name);
 std::string read_string_attr(hid_t obj, const std::string& name, const std::string& file, const std::string& where);
 int64_t read_int_attr(hid_t obj, const std::string& name, const std::string& file, const std::string& where);
+// At most `max` integers (a shape, one number: 64; a dataset's `rows`: one per row it holds), checked before reading.
 std::vector<int64_t> read_ints_attr(hid_t obj, const std::string& name, const std::string& file,
-                                    const std::string& where);
+                                    const std::string& where, int64_t max = 64);
 std::vector<std::string> attr_names(hid_t obj, const std::string& file);
 // One number (an integer or a float attribute holding a single value, scalar or [1]) as a double; `integer` says
 // which it was. Anything else (a string, an array, another class) is an Error naming `where` and what was found.

@@ -45,8 +45,10 @@ void check_name(const std::string& name, const std::string& file) {
   if (!ok) fail("{}: tap name '{}' is not a path like /prefill/layer_03/lightning/gla/out", file, name);
 }
 
-h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info) {
-  h5::Id f(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path,
+h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info, bool large_attrs) {
+  h5::Id fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (large_attrs) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  h5::Id f(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), path,
                      "cannot create the HDF5 file (does its folder exist, is it writable?)"));
   h5::write_string_attr(f.get(), "salasim_layout", layout, path);
   h5::write_int_attr(f.get(), "salasim_format_version", kFormatVersion, path);
@@ -171,6 +173,21 @@ void write_attrs(hid_t ds, const std::vector<int64_t>& shape, const char* dtype,
 
 namespace {
 
+// A tap's `rows` attribute (chosen rows only): one absolute row per row of the tap, ascending, none negative.
+std::vector<int64_t> read_rows(hid_t ds, const Tap& t, const std::string& path, const std::string& file) {
+  const std::string where = "dataset " + path;
+  // At most one per row (the dataset's rows were checked against what the file stores).
+  std::vector<int64_t> rows = h5::read_ints_attr(ds, "rows", file, where, t.shape.empty() ? 0 : t.shape[0]);
+  if (t.shape.empty() || int64_t(rows.size()) != t.shape[0])
+    fail("{}: {}: attribute 'rows' lists {} rows, expected one per row of its shape {}", file, where, rows.size(),
+         format_shape(t.shape));
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] < 0 || (i > 0 && rows[i] <= rows[i - 1]))
+      fail("{}: {}: attribute 'rows' is not ascending non-negative row numbers (item {} is {})", file, where, i,
+           rows[i]);
+  return rows;
+}
+
 Tap read_dataset(hid_t ds, const std::string& path, const std::string& file) {
   const std::string where = "dataset " + path;
   h5::Id type(h5::check(H5Dget_type(ds), file, where + ": cannot read its type"));
@@ -229,7 +246,10 @@ TapDump read_taps_unguarded(const std::string& path) {
   h5::Id f = open_file(path, "taps");
   TapDump d;
   d.info = read_info(f.get(), path);
-  h5::walk(f.get(), "", path, [&](const std::string& p, hid_t ds) { d.taps[p] = read_dataset(ds, p, path); });
+  h5::walk(f.get(), "", path, [&](const std::string& p, hid_t ds) {
+    const Tap& t = d.taps[p] = read_dataset(ds, p, path);
+    if (h5::has_attr(ds, "rows")) d.rows[p] = read_rows(ds, t, p, path);
+  });
   if (d.taps.empty()) fail("{}: a tap dump without taps (no datasets); nothing to compare", path);
   return d;
 }

@@ -30,6 +30,9 @@ void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& inf
 struct TapDump {
   TapMap taps;
   DumpInfo info;
+  // Taps that keep chosen rows only (`salasim run --dump-taps --rows`): the absolute rows (prompt positions) of their
+  // shape[0] rows, from the dataset attribute `rows`; a tap not listed holds all its rows.
+  std::map<std::string, std::vector<int64_t>> rows;
 };
 // Reads a file written by write_taps. Missing file, not HDF5, not a tap dump or a dataset without the expected
 // attributes: a salasim::Error naming the file, the object and what was expected. Untrusted files are read in a

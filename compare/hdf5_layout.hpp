@@ -12,8 +12,9 @@ namespace salasim::dump_layout {
 
 // A tap name is an absolute HDF5 path: "/a/b/c", no empty, "." or ".." parts; else an Error naming `file`.
 void check_name(const std::string& name, const std::string& file);
-// Creates (truncates) `path` with the file attributes of `layout` ("taps", "failures") and `info`.
-h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info);
+// Creates (truncates) `path` with the file attributes of `layout` ("taps", "failures") and `info`. large_attrs: the
+// HDF5 1.8 file format at least, whose dense attribute storage holds attributes past 64 KiB (a `rows` list).
+h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info, bool large_attrs = false);
 // Dataset `rel` (a path below `loc`, groups created along it) holding tap `t`, with its attributes.
 void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage storage, const std::string& file,
                    bool compress = false);

@@ -50,10 +50,10 @@ struct Values {
 
 }  // namespace
 
-TapFileSink::TapFileSink(const std::string& path, const DumpInfo& info) : path_(path) {
+TapFileSink::TapFileSink(const std::string& path, const DumpInfo& info, bool keep_rows) : path_(path) {
   std::lock_guard<std::mutex> lock(h5_lock());
   h5::Quiet quiet;
-  file_ = dump_layout::create_file(path, "taps", info).release();
+  file_ = dump_layout::create_file(path, "taps", info, keep_rows).release();
 }
 
 TapFileSink::~TapFileSink() {
@@ -65,6 +65,18 @@ TapFileSink::~TapFileSink() {
 
 void TapFileSink::append(const std::string& name, const std::vector<int64_t>& shape, const double* data,
                          bool integer) {
+  append_impl(name, shape, data, integer, nullptr);
+}
+
+void TapFileSink::append_rows(const std::string& name, const std::vector<int64_t>& shape, const double* data,
+                              bool integer, const int64_t* rows) {
+  if (!rows && !shape.empty() && shape[0] > 0) internal_fail("{}: tap {}: rows kept but not named", path_, name);
+  static const int64_t none = 0;
+  append_impl(name, shape, data, integer, rows ? rows : &none);
+}
+
+void TapFileSink::append_impl(const std::string& name, const std::vector<int64_t>& shape, const double* data,
+                              bool integer, const int64_t* rows) {
   std::lock_guard<std::mutex> lock(h5_lock());
   h5::Quiet quiet;
   if (file_ < 0) internal_fail("{}: tap {} arrived after the dump was closed", path_, name);
@@ -75,13 +87,20 @@ void TapFileSink::append(const std::string& name, const std::vector<int64_t>& sh
   auto it = taps_.find(name);
   if (it == taps_.end()) {
     dump_layout::check_name(name, path_);
-    it = taps_.emplace(name, Written{shape, integer, true, false, int64_t(taps_.size())}).first;
+    it = taps_.emplace(name, Written{shape, integer, true, false, int64_t(taps_.size()), rows != nullptr, {}}).first;
     it->second.shape[0] = 0;
   }
   Written& w = it->second;
   if (!w.appended || w.integer != integer || w.shape.size() != shape.size() ||
-      !std::equal(shape.begin() + 1, shape.end(), w.shape.begin() + 1))
-    internal_fail("{}: tap {} appended with another type or trailing dims than its first rows", path_, name);
+      !std::equal(shape.begin() + 1, shape.end(), w.shape.begin() + 1) || w.has_rows != (rows != nullptr))
+    internal_fail("{}: tap {} appended with another type, trailing dims or row keeping than its first rows", path_, name);
+  if (rows) {
+    for (int64_t i = 0; i < shape[0]; ++i) {
+      if (!w.rows.empty() && rows[i] <= w.rows.back())
+        internal_fail("{}: tap {}: kept row {} after row {} (rows must ascend)", path_, name, rows[i], w.rows.back());
+      w.rows.push_back(rows[i]);
+    }
+  }
   const hsize_t row0 = hsize_t(w.shape[0]);
   w.shape[0] += shape[0];
   const std::vector<hsize_t> total(w.shape.begin(), w.shape.end());
@@ -101,6 +120,9 @@ void TapFileSink::append(const std::string& name, const std::vector<int64_t>& sh
     h5::Id space(H5Screate_simple(int(total.size()), total.data(), maxdims.data()));
     h5::Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
     if (w.extendible) H5Pset_chunk(dcpl.get(), int(chunk.size()), chunk.data());
+    // The `rows` attribute can pass the 64 KiB an attribute may take in the object header (8 bytes a row): dense
+    // attribute storage (a heap beside the header, HDF5 1.8 and later, which h5py reads) holds any length.
+    if (w.has_rows) H5Pset_attr_phase_change(dcpl.get(), 0, 0);
     h5::Id lcpl = dump_layout::intermediate_groups();
     ds = h5::Id(h5::check(H5Dcreate2(file_, name.c_str(), v.file_type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
                           path_, "cannot create " + where + " (is one tap name a prefix of another?)"));
@@ -124,7 +146,7 @@ void TapFileSink::replace(const std::string& name, Tap t) {
   if (it == taps_.end()) {
     dump_layout::check_name(name, path_);
     t.order = int64_t(taps_.size());
-    taps_.emplace(name, Written{t.shape, t.integer, false, false, t.order});
+    taps_.emplace(name, Written{t.shape, t.integer, false, false, t.order, false, {}});
     return dump_layout::write_dataset(file_, name, t, FloatStorage::Float64, path_);
   }
   Written& w = it->second;
@@ -141,7 +163,7 @@ void TapFileSink::replace(const std::string& name, Tap t) {
     return;
   }
   h5::check(H5Ldelete(file_, name.c_str(), H5P_DEFAULT), path_, "cannot replace dataset " + name);
-  w = Written{t.shape, t.integer, false, false, t.order};
+  w = Written{t.shape, t.integer, false, false, t.order, false, {}};
   dump_layout::write_dataset(file_, name, t, FloatStorage::Float64, path_);
 }
 
@@ -153,6 +175,7 @@ int TapFileSink::close() {
     if (!w.appended) continue;  // written whole, attributes and all
     h5::Id ds(h5::check(H5Dopen2(file_, name.c_str(), H5P_DEFAULT), path_, "cannot reopen dataset " + name));
     dump_layout::write_attrs(ds.get(), w.shape, w.integer ? "int64" : "float64", w.integer, w.order, path_);
+    if (w.has_rows) h5::write_ints_attr(ds.get(), "rows", w.rows, path_);
   }
   const herr_t rc = H5Fclose(file_);
   file_ = -1;

@@ -18,14 +18,20 @@ namespace salasim {
 
 class TapFileSink : public TapSink {
  public:
-  // Creates (truncates) `path`; an Error naming it when it cannot.
-  TapFileSink(const std::string& path, const DumpInfo& info);
+  // Creates (truncates) `path`; an Error naming it when it cannot. keep_rows: taps will be appended with
+  // append_rows (the file is made in the HDF5 1.8 format, whose dense attribute storage holds long `rows` lists).
+  TapFileSink(const std::string& path, const DumpInfo& info, bool keep_rows = false);
   // Without close(): the incomplete file is removed (a half-written dump must not pass for a whole one).
   ~TapFileSink() override;
   TapFileSink(const TapFileSink&) = delete;
   TapFileSink& operator=(const TapFileSink&) = delete;
 
   void append(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer) override;
+  // The same for a tap that keeps chosen rows only: `rows` are the absolute rows (prompt positions) of the shape[0]
+  // rows given, ascending across calls. close() writes them as the dataset's `rows` attribute (docs/formats.md), so
+  // `salasim diff` compares such a file with a whole one row by row. A tap is appended either way, never both.
+  void append_rows(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer,
+                   const int64_t* rows);
   void replace(const std::string& name, Tap t) override;
   // Writes each appended tap's final shape attribute and closes the file. Returns the number of taps written.
   int close();
@@ -38,7 +44,11 @@ class TapFileSink : public TapSink {
     bool appended = false;    // rows appended (its attributes are written by close()); else a replace() tap
     bool extendible = false;  // chunked with an unlimited rows dim (every appended tap but those of zero width)
     int64_t order = 0;
+    bool has_rows = false;       // appended by append_rows: `rows` are the absolute rows kept
+    std::vector<int64_t> rows;
   };
+  void append_impl(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer,
+                   const int64_t* rows);
   std::string path_;
   int64_t file_ = -1;  // hid_t of the open file (kept out of this header: hdf5.h stays inside compare/)
   std::map<std::string, Written> taps_;

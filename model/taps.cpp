@@ -24,15 +24,37 @@ std::vector<std::string> parts(const std::string& name) {
 }
 }  // namespace
 
+bool glob_prefix_match(const std::string& pattern, const std::string& text) {
+  // ok[i][j]: pattern[i..] matches a prefix of text[j..]. Filled backwards, O(|pattern| |text|) (no backtracking
+  // blow-up on patterns with many stars).
+  const size_t P = pattern.size(), N = text.size();
+  std::vector<std::vector<char>> ok(P + 1, std::vector<char>(N + 1, 0));
+  for (size_t j = 0; j <= N; ++j) ok[P][j] = 1;
+  for (size_t i = P; i-- > 0;) {
+    for (size_t j = N + 1; j-- > 0;) {
+      const char c = pattern[i];
+      if (c == '*') ok[i][j] = ok[i + 1][j] || (j < N && text[j] != '/' && ok[i][j + 1]);
+      else if (j < N && (c == '?' ? text[j] != '/' : c == text[j])) ok[i][j] = ok[i + 1][j + 1];
+    }
+  }
+  return ok[0][0] != 0;
+}
+
 bool TapFilter::match(const std::string& name) const {
   std::vector<std::string> p = parts(name);
   std::string after_phase;
   for (size_t i = 1; i < p.size(); ++i) after_phase += (i > 1 ? "/" : "") + p[i];
   for (const std::string& pat : patterns) {
     if (pat == "*" || pat == name) return true;
-    if (after_phase.rfind(pat, 0) == 0) return true;
+    if (glob_prefix_match(pat, pat.rfind('/', 0) == 0 ? name : after_phase)) return true;
   }
   return false;
+}
+
+bool whole_sequence_tap(const std::string& name) {
+  const std::string k = tap_kind(name);
+  return k == "lightning/gla/state" || k == "sparse/compress_k/k1" || k == "sparse/compress_k/k2" ||
+         k == "final/logits";
 }
 
 std::string tap_kind(const std::string& name) {

@@ -29,14 +29,24 @@ struct Tap {
 
 using TapMap = std::map<std::string, Tap>;
 
-// Which taps to record: empty records none; "*" records all; otherwise a name is recorded when it starts with
-// one of the patterns after the phase ("layer_03/", "final/") or equals one fully ("/prefill/final/logits").
+// Which taps to record: empty records none; "*" records all. Otherwise a name is recorded when one of the
+// patterns matches its start: the name after the phase ("layer_03/", "final/", "layer_03/lightning/gla/out"), or,
+// for a pattern that starts with '/', the full name ("/prefill/final/logits", "/prefill/" = the prefill's taps).
+// Patterns are globs: '*' matches any run of characters within one path part (never a '/'), '?' one character
+// ("layer_*/residual/h", "/decode_*/final/norm", "layer_0?/mlp/"); a plain pattern is a prefix, as before.
 struct TapFilter {
   std::vector<std::string> patterns;
   static TapFilter all() { return TapFilter{{"*"}}; }
   bool any() const { return !patterns.empty(); }
   bool match(const std::string& name) const;
 };
+
+// True when glob `pattern` matches the start of `text` ('*' within one path part, '?' one character, no '/').
+bool glob_prefix_match(const std::string& pattern, const std::string& text);
+
+// True for taps whose first dimension is not tokens: "lightning/gla/state", "sparse/compress_k/k1|k2" (the state of
+// the whole sequence so far) and "final/logits" (the last token only). The others have one row per token.
+bool whole_sequence_tap(const std::string& name);
 
 // "/prefill/layer_03/lightning/gla/out" -> "lightning/gla/out"; "/decode_0001/final/logits" -> "final/logits".
 std::string tap_kind(const std::string& name);

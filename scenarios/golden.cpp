@@ -132,12 +132,6 @@ std::vector<int64_t> golden_rows(const Scenario& s) {
   return out;
 }
 
-bool whole_sequence_tap(const std::string& name) {
-  const std::string k = tap_kind(name);
-  return k == "lightning/gla/state" || k == "sparse/compress_k/k1" || k == "sparse/compress_k/k2" ||
-         k == "final/logits";
-}
-
 TapMap golden_subset(const TapMap& taps, const std::vector<int64_t>& rows, int decode_steps) {
   TapMap out;
   for (const auto& [name, t] : taps) {

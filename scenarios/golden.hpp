@@ -30,9 +30,7 @@ namespace salasim {
 // Prefill rows (positions) a golden keeps for scenario `s`, ascending.
 std::vector<int64_t> golden_rows(const Scenario& s);
 
-// True for taps whose first dimension is not tokens: "lightning/gla/state", "sparse/compress_k/k1|k2",
-// "final/logits" (the last token only).
-bool whole_sequence_tap(const std::string& name);
+// whole_sequence_tap (model/taps.hpp): the taps whose first dimension is not tokens, kept whole.
 
 // The golden subset of a full run's taps (rows of prefill per-token taps cut to `rows`, whole-sequence taps of
 // the decode steps before the last dropped). `decode_steps`: the scenario's. A golden holds exactly the subset of

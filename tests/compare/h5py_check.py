@@ -57,6 +57,18 @@ def check_failures(path):
         check(np.array_equal(g["inputs/b"][()], [0.5, -0.5]), "inputs/b")
 
 
+def check_rows(path):
+    with h5py.File(path, "r") as f:
+        check_file_attrs(f, "taps")
+        check(f.attrs["tap_selection"] == "embed/,final/", "tap_selection attribute")
+        t = f["/prefill/embed/out"]
+        check(list(t.attrs["rows"]) == [1, 3], "rows of embed/out")
+        check(np.array_equal(t[()], [[10, 11], [30, 31]]), "chosen rows' values")
+        check(list(t.attrs["shape"]) == [2, 2], "shape of the chosen rows")
+        n = f["/prefill/final/norm"]
+        check(np.array_equal(n.attrs["rows"], np.arange(0, 80000, 2)), "a rows list past 64 KiB")
+
+
 def main():
     writer, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
@@ -64,6 +76,7 @@ def main():
     check_taps(os.path.join(out, "taps.h5"), np.float64)
     check_taps(os.path.join(out, "taps32.h5"), np.float32)
     check_failures(os.path.join(out, "failures.h5"))
+    check_rows(os.path.join(out, "rows.h5"))
     print("h5py_check: OK (h5py", h5py.__version__ + ")")
 
 
