@@ -173,11 +173,7 @@ def run_op_vs_numpy():
     check(e <= OP_REL, f"run_op dense_attn: rel-RMS {e:.3g} vs numpy softmax > {OP_REL}")
     got = peerlib.run_op(salasim, "sparse_attn", {"q": q, "k": k, "v": v, "blocks": ids}, {"pos0": pos0, "tau": tau, "block": 64},
                          workdir=work)
-    allowed = np.zeros((T, G, L), dtype=bool)
-    for t in range(T):
-        for g in range(G):
-            for b in ids[t, g][ids[t, g] >= 0]:
-                allowed[t, g, b * 64:(b + 1) * 64] = True
+    allowed = ops_peers.block_mask(np, ids, L)
     check(allowed.sum() < T * G * L / 2, "sparse_attn case selects most keys: not a sparse check")
     e = peerlib.errors(got["out"], attention64(q, k, v, pos0, H, tau, allowed))["rel_rms"]
     check(e <= OP_REL, f"run_op sparse_attn: rel-RMS {e:.3g} vs numpy masked softmax > {OP_REL}")

@@ -50,6 +50,17 @@ def compress(np, k, kernel, stride):
     return np.stack([k[:, c * stride:c * stride + kernel].mean(axis=1) for c in range(n)], axis=1) if n else np.zeros((G, 0, hd))
 
 
+def block_mask(np, ids, L, block=64):
+    """allowed[t, g, j]: key j lies in a block selected for row t and kv head g. ids [T, G, K] (-1 empty) -> [T, G, L]."""
+    T, G = ids.shape[:2]
+    allowed = np.zeros((T, G, L), dtype=bool)
+    for t in range(T):
+        for g in range(G):
+            for b in ids[t, g][ids[t, g] >= 0]:
+                allowed[t, g, b * block:(b + 1) * block] = True
+    return allowed
+
+
 def op_or_note(a, table, op, name, inputs, attrs, backend="reference"):
     try:
         return peerlib.run_op(a.salasim, name, inputs, attrs, backend)
@@ -156,11 +167,7 @@ def run_attn(a, np, torch, table, gpu):
     _, ids = stage1.select(q, pos0, compress(np, K, 32, 16), compress(np, K, 128, 64), H, G, hd, tau, nb)
     got = op_or_note(a, table, "sparse_attn", "sparse_attn", {"q": q, "k": K, "v": V, "blocks": ids}, {**attrs, "block": 64})
     if got is not None:
-        allowed = np.zeros((T, G, L), dtype=bool)
-        for t in range(T):
-            for g in range(G):
-                for b in ids[t, g][ids[t, g] >= 0]:
-                    allowed[t, g, b * 64:(b + 1) * 64] = True
+        allowed = block_mask(np, ids, L)
         table.add("sparse_attn", "torch SDPA float64 (selected blocks) vs salasim reference",
                   peerlib.errors(got["out"], sdpa64(torch, q, K, V, pos0, H, G, hd, tau, allowed)), note)
     if gpu is not None:
