@@ -50,6 +50,17 @@ def compress(np, k, kernel, stride):
     return np.stack([k[:, c * stride:c * stride + kernel].mean(axis=1) for c in range(n)], axis=1) if n else np.zeros((G, 0, hd))
 
 
+def block_mask(np, ids, L, block=64):
+    """allowed[t, g, j]: key j lies in a block selected for row t and kv head g. ids [T, G, K] (-1 empty) -> [T, G, L]."""
+    T, G = ids.shape[:2]
+    allowed = np.zeros((T, G, L), dtype=bool)
+    for t in range(T):
+        for g in range(G):
+            for b in ids[t, g][ids[t, g] >= 0]:
+                allowed[t, g, b * block:(b + 1) * block] = True
+    return allowed
+
+
 def op_or_note(a, table, op, name, inputs, attrs, backend="reference"):
     try:
         return peerlib.run_op(a.salasim, name, inputs, attrs, backend)
@@ -70,8 +81,8 @@ def run_select(a, np, table):
     pos0, nb = L - T, -(-L // 64)
     S, ids = stage1.select(q, pos0, k1, k2, H, G, hd, tau, nb)
     got = op_or_note(a, table, "select_blocks", "select_blocks", {"q": q, "k1": k1, "k2": k2},
-                     {"pos0": pos0, "heads": H, "groups": G, "head_dim": hd, "tau": tau, "kernel": 32, "stride": 16,
-                      "block": 64, "init_blocks": 1, "local_blocks": 32, "k_sel": min(96, nb), "n_blocks": nb})
+                     {"pos0": pos0, "tau": tau, "kernel": 32, "stride": 16, "block": 64, "init_blocks": 1,
+                      "local_blocks": 32, "k_sel": min(96, nb), "n_blocks": nb})
     if got is None:
         return
     sets = T * G
@@ -86,11 +97,11 @@ def run_gla(a, np, torch, table, gpu):
     gamma = np.array([-float(np.float32(s)) for s in alibi_slopes(H)])  # HF's fp32 slopes, negated
     rng = np.random.default_rng(a.seed + 1)
     q, k, v = (bf16(np, rng.standard_normal((T, H * hd))) for _ in range(3))
-    ref = op_or_note(a, table, "gla", "gla", {"q": q, "k": k, "v": v, "gamma": gamma, "S": np.zeros((H, hd, hd))},
-                     {"tau": tau, "heads": H, "head_dim": hd})
+    ref = op_or_note(a, table, "gla", "gla", {"q": q, "k": k, "v": v, "gamma": gamma, "state": np.zeros((H, hd, hd))},
+                     {"tau": tau})
     if ref is None:
         return
-    o64, S64 = ref["o"], ref["S"]
+    o64, S64 = ref["out"], ref["state"]
     from fla.ops.simple_gla import chunk_simple_gla
     from fla.ops.simple_gla.naive import naive_recurrent_simple_gla
 
@@ -148,19 +159,15 @@ def run_attn(a, np, torch, table, gpu):
     K = bf16(np, 2.0 * rng.standard_normal((G, L, hd)))
     V = bf16(np, rng.standard_normal((G, L, hd)))
     pos0, nb = L - T, -(-L // 64)
-    attrs = {"pos0": pos0, "heads": H, "groups": G, "head_dim": hd, "tau": tau}
+    attrs = {"pos0": pos0, "tau": tau}
     note = f"{L} keys, rows {pos0}..{L - 1}, GQA {H}:{G}"
-    got = op_or_note(a, table, "dense_attn", "dense_attn", {"q": q, "K": K, "V": V}, attrs)
+    got = op_or_note(a, table, "dense_attn", "dense_attn", {"q": q, "k": K, "v": V}, attrs)
     if got is not None:
         table.add("dense_attn", "torch SDPA float64 vs salasim reference", peerlib.errors(got["out"], sdpa64(torch, q, K, V, pos0, H, G, hd, tau)), note)
     _, ids = stage1.select(q, pos0, compress(np, K, 32, 16), compress(np, K, 128, 64), H, G, hd, tau, nb)
-    got = op_or_note(a, table, "sparse_attn", "sparse_attn", {"q": q, "K": K, "V": V, "blocks": ids}, {**attrs, "block": 64})
+    got = op_or_note(a, table, "sparse_attn", "sparse_attn", {"q": q, "k": K, "v": V, "blocks": ids}, {**attrs, "block": 64})
     if got is not None:
-        allowed = np.zeros((T, G, L), dtype=bool)
-        for t in range(T):
-            for g in range(G):
-                for b in ids[t, g][ids[t, g] >= 0]:
-                    allowed[t, g, b * 64:(b + 1) * 64] = True
+        allowed = block_mask(np, ids, L)
         table.add("sparse_attn", "torch SDPA float64 (selected blocks) vs salasim reference",
                   peerlib.errors(got["out"], sdpa64(torch, q, K, V, pos0, H, G, hd, tau, allowed)), note)
     if gpu is not None:

@@ -1,9 +1,9 @@
 """What the peer scripts share: the `salasim op` adapter (HDF5 in, subprocess, HDF5 out), tap-dump reading, the
 error table, and a clear exit when an optional module (torch, fla, h5py) is missing.
 
-OPS below is the one place that names `salasim op`'s datasets and attributes: align it with `salasim op NAME --help`
-(docs/interop.md) if that command names them differently. Inputs are written as float64 (int64 for ids); every
-shape is row-major, as salasim's taps are.
+OPS below is the one place that names `salasim op`'s datasets, attributes and output taps, as `salasim op NAME
+--help` prints them (docs/op.md; tests/peers/peers_check.py fails when the two disagree). Inputs are written as
+float64 (int64 for ids); every shape is row-major, as salasim's taps are.
 """
 import importlib
 import math
@@ -12,20 +12,24 @@ import subprocess
 import sys
 import tempfile
 
-# op -> (input datasets, HDF5 attributes of the input file, output datasets). Shapes in the comments:
-# T rows at positions pos0.., H query heads, G kv groups, hd head dim, n1 / n2 compressed windows, K selected blocks.
+# op -> (input datasets, HDF5 attributes of the input file, {key run_op returns: tap of the --out dump}). Every input
+# and attribute `salasim op NAME --help` lists, no other: op takes the sizes from the shapes (no heads/groups/head_dim
+# attribute) and ignores datasets and attributes it does not know, so a guessed name would be silently dropped; run_op
+# refuses names not listed here instead. Shapes: T rows at positions pos0.., H query heads, G kv groups, hd head dim,
+# L cached keys, n1 / n2 compressed windows, K selected blocks, NB score columns.
 OPS = {
-    # q, k, v [T, H*hd]; gamma [H] (natural-log decay per token); S [H, hd, hd] entering state -> o [T, H*hd], S
-    "gla": (["q", "k", "v", "gamma", "S"], ["tau", "heads", "head_dim"], ["o", "S"]),
-    # q [T, H*hd]; k1 [G, n1, hd]; k2 [G, n2, hd] -> blocks [T, G, K] (int64, -1 empty), scores [T, G, NB]
+    # q, k, v [T, H*hd]; gamma [H] (natural-log decay per token, < 0); state [H, hd, hd] entering state (optional,
+    # absent: zeros); form auto|chunked|recurrent (optional) -> out [T, H*hd] (before o_norm), state [H, hd, hd]
+    "gla": (["q", "k", "v", "gamma", "state"], ["tau", "form"],
+            {"out": "/op/lightning/gla/out", "state": "/op/lightning/gla/state"}),
+    # q [T, H*hd]; k1 [G, n1, hd]; k2 [G, n2, hd] -> blocks [T, G, k_sel] (int64 ascending, -1 empty), scores [T, G, NB]
     "select_blocks": (["q", "k1", "k2"],
-                      ["pos0", "heads", "groups", "head_dim", "tau", "kernel", "stride", "block", "init_blocks",
-                       "local_blocks", "k_sel", "n_blocks"],
-                      ["blocks", "scores"]),
-    # q [T, H*hd]; K, V [G, >= pos0+T, hd] -> out [T, H*hd]
-    "dense_attn": (["q", "K", "V"], ["pos0", "heads", "groups", "head_dim", "tau"], ["out"]),
-    # q [T, H*hd]; K, V [G, >= pos0+T, hd]; blocks [T, G, K] -> out [T, H*hd]
-    "sparse_attn": (["q", "K", "V", "blocks"], ["pos0", "heads", "groups", "head_dim", "tau", "block"], ["out"]),
+                      ["pos0", "tau", "kernel", "stride", "block", "init_blocks", "local_blocks", "k_sel", "n_blocks"],
+                      {"blocks": "/op/sparse/select/blocks", "scores": "/op/sparse/select/scores"}),
+    # q [T, H*hd]; k, v [G, L >= pos0+T, hd] -> out [T, H*hd]
+    "dense_attn": (["q", "k", "v"], ["pos0", "tau"], {"out": "/op/sparse/attn/out"}),
+    # q [T, H*hd]; k, v [G, L >= pos0+T, hd]; blocks [T, G, K] (-1 empty) -> out [T, H*hd]
+    "sparse_attn": (["q", "k", "v", "blocks"], ["pos0", "tau", "block"], {"out": "/op/sparse/attn/out"}),
 }
 
 
@@ -67,7 +71,8 @@ def run_salasim(salasim, args, what):
 
 
 def run_op(salasim, name, inputs, attrs, backend="reference", workdir=None):
-    """`salasim op NAME --in X.h5 --out Y.h5 --backend B` on numpy arrays; returns {output name: array}."""
+    """`salasim op NAME --in X.h5 --out Y.h5 --backend B` on numpy arrays; returns {key: array} for the keys of
+    OPS[name]'s outputs (gla: out, state; select_blocks: blocks, scores; dense_attn, sparse_attn: out)."""
     import h5py
     import numpy as np
 
@@ -86,25 +91,27 @@ def run_op(salasim, name, inputs, attrs, backend="reference", workdir=None):
             for k, v in attrs.items():
                 f.attrs[k] = v
         run_salasim(salasim, ["op", name, "--in", x, "--out", y, "--backend", backend], f"salasim op {name}")
-        with h5py.File(y, "r") as f:
-            missing = [o for o in outs if o not in f]
-            if missing:
-                raise SalasimError(f"salasim op {name}: {y} lacks {missing} (has {sorted(f.keys())}); align OPS in {__file__}")
-            return {o: f[o][()] for o in outs}
+        try:
+            taps = read_taps(y, list(outs.values()))
+        except SalasimError as e:
+            raise SalasimError(f"salasim op {name}: {e}; align OPS in {__file__} with `salasim op {name} --help`") from None
+        return {key: taps[tap] for key, tap in outs.items()}
 
 
 def read_taps(path, names):
     """{name: array} of the named taps of a tap dump (docs/formats.md#tap-dump); a missing one is an error that
-    lists what the file holds under the same phase."""
+    lists what the file holds under the deepest group of its path that exists."""
     import h5py
 
     out = {}
     with h5py.File(path, "r") as f:
         for n in names:
             if n not in f:
-                phase = "/" + n.strip("/").split("/")[0]
-                have = sorted(f[phase].keys()) if phase in f else sorted(f.keys())
-                raise SalasimError(f"{path}: no tap {n} (under {phase}: {have[:12]}{' ...' if len(have) > 12 else ''})")
+                parent = "/" + n.strip("/")
+                while parent != "/" and not (parent in f and isinstance(f[parent], h5py.Group)):
+                    parent = parent.rsplit("/", 1)[0] or "/"
+                have = sorted(f[parent].keys())
+                raise SalasimError(f"{path}: no tap {n} (under {parent}: {have[:12]}{' ...' if len(have) > 12 else ''})")
             out[n] = f[n][()]
     return out
 
