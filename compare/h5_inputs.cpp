@@ -1,6 +1,9 @@
 // Reading a user's input tensors (compare/h5_inputs.hpp) through the guarded HDF5 layer of h5_util.hpp.
 #include "compare/h5_inputs.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include "compare/h5_util.hpp"
@@ -10,6 +13,26 @@ namespace salasim {
 
 namespace {
 
+// Root links and root attributes whose names the caller did not ask for (a misspelt name would otherwise be
+// ignored silently: `S` for `state` ran from a zero state). At most 8 are kept: enough to name the mistake.
+constexpr size_t kUnlistedMax = 8;
+struct Unlisted {
+  const std::vector<std::string>* known;
+  std::vector<std::string>* out;
+};
+herr_t note_link(hid_t, const char* name, const H5L_info_t*, void* data) {
+  auto* u = static_cast<Unlisted*>(data);
+  if (std::find(u->known->begin(), u->known->end(), name) == u->known->end())
+    u->out->push_back(fmt::format("object '{}'", name));
+  return u->out->size() >= kUnlistedMax ? 1 : 0;
+}
+herr_t note_attr(hid_t, const char* name, const H5A_info_t*, void* data) {
+  auto* u = static_cast<Unlisted*>(data);
+  if (std::find(u->known->begin(), u->known->end(), name) == u->known->end())
+    u->out->push_back(fmt::format("attribute '{}'", name));
+  return u->out->size() >= kUnlistedMax ? 1 : 0;
+}
+
 InputFile read_unguarded(const std::string& path, const std::vector<std::string>& datasets,
                          const std::vector<std::string>& attrs, const std::function<void(const InputFile&)>& check) {
   h5::Quiet quiet;
@@ -17,6 +40,14 @@ InputFile read_unguarded(const std::string& path, const std::vector<std::string>
   h5::Id f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not an HDF5 file (or not readable)"));
   InputFile in;
   in.path = path;
+  {
+    Unlisted u{&datasets, &in.unlisted};
+    h5::check(H5Literate(f.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, note_link, &u), path, "cannot list the root group");
+    Unlisted a{&attrs, &in.unlisted};
+    if (in.unlisted.size() < kUnlistedMax)
+      h5::check(H5Aiterate2(f.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, note_attr, &a), path,
+                "cannot list the root attributes");
+  }
   for (const std::string& a : attrs) {
     if (!h5::has_attr(f.get(), a)) continue;
     InputAttr v;

@@ -28,6 +28,7 @@ struct InputFile {
   std::string path;
   std::map<std::string, InputDataset> datasets;  // the named datasets present at the root
   std::map<std::string, InputAttr> attrs;        // the named root attributes present
+  std::vector<std::string> unlisted;             // other root objects and attributes, as "dataset 'x'" (at most 8)
 };
 
 // Reads the root datasets `datasets` and root attributes `attrs` that exist in `path` (those missing are left out of

@@ -362,6 +362,14 @@ void check_headers(OpInputs& x, const OpSpec& s, const InputFile& f) {
            d.shape.size(), shape_text(d.shape));
     pending.push_back(&i);
   }
+  if (!f.unlisted.empty()) {  // a misspelt name must not be ignored (an optional input would silently default)
+    std::vector<std::string> ds, as;
+    for (const InputSpec& i : s.inputs) ds.push_back(i.name);
+    for (const AttrSpec& a : s.attrs) as.push_back(a.name);
+    fail("{}: {} at the root: not an input of {} (datasets: {}; attributes: {}; `salasim op {} --help`)", x.file,
+         fmt::join(f.unlisted, ", "), s.name, fmt::join(ds, ", "), as.empty() ? "none" : fmt::format("{}", fmt::join(as, ", ")),
+         s.name);
+  }
   // Bind in table order; a product whose factors are both unknown waits for a later dataset.
   while (!pending.empty()) {
     std::vector<const InputSpec*> later;

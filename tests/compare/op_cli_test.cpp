@@ -210,6 +210,9 @@ TEST_CASE("op: bad inputs exit 2 naming the file, the dataset or attribute, and 
 
   OpInputFile(file("wrong_name.h5")).mat("x", x).mat("weight", x.row(0), {6}).num("eps", 1e-6);
   refused(op("rmsnorm", file("wrong_name.h5")), {"wrong_name.h5: dataset 'w' is missing", "w [n] (float"});
+  OpInputFile(file("extra_name.h5")).mat("x", x).mat("w", x.row(0), {6}).num("eps", 1e-6).num("epsilon", 1e-5);
+  refused(op("rmsnorm", file("extra_name.h5")), {"extra_name.h5: attribute 'epsilon' at the root: not an input of rmsnorm",
+                                                 "attributes: eps"});
   OpInputFile(file("wrong_shape.h5")).mat("x", x).mat("w", randn(1, 7, 52), {7}).num("eps", 1e-6);
   refused(op("rmsnorm", file("wrong_shape.h5")),
           {"wrong_shape.h5: dataset 'w': expected shape [n] = [6], found [7]", "n = 6 (from dataset 'x' dim 1)"});
