@@ -16,6 +16,9 @@ B=${SALASIM_BUILD:-build-dev}
 src_dir=$(cat "$B/source_dir" 2>/dev/null || true)
 if [ -n "$src_dir" ] && [ ! -e "$src_dir" ]; then mkdir -p "$(dirname "$src_dir")" && ln -s "$PWD" "$src_dir"; fi
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/$B/lib"
+# Tests that start the CLI (salasim op, run --dump-taps) run it from the build tree's path (build/salasim): with
+# carried binaries, that path points at the carried one.
+if [ "$B" != build ] && [ -x "$B/salasim" ] && [ ! -e build/salasim ]; then mkdir -p build && ln -s "../$B/salasim" build/salasim; fi
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 step_gpu() {
@@ -51,6 +54,12 @@ step_sanitize() {  # step_sanitize [tool...] (default: memcheck racecheck)
 }
 step_sanitize_kernels() {  # step_sanitize_kernels [tool...]: the sanitizers on the tensor-core kernels' small tests
   SAN_TIMEOUT=120 SMALL="$KERNELS" step_sanitize "$@"
+}
+step_run_taps() {  # run --dump-taps through the runner on the tiny config, against ref's and the peer's dumps
+  "$B/tests/salasim_gpu_tests" "[run_taps]" -r compact > "$OUT/gpu_run_taps.log" 2>&1
+  local rc=$?
+  tail -3 "$OUT/gpu_run_taps.log"
+  [ $rc -eq 0 ] && note "run_taps GPU tests passed" || { grep -B2 -A40 "FAILED" "$OUT/gpu_run_taps.log" | head -100; note "run_taps GPU tests FAILED (rc $rc)"; }
 }
 step_op_cli() {  # salasim op --backend gpu on every op, gated against --backend reference and peer (docs/op.md)
   "$B/tests/salasim_gpu_tests" "[op_cli]" -r compact > "$OUT/gpu_op_cli.log" 2>&1
