@@ -98,7 +98,8 @@ step_measure() {  # step_measure 64K [extra args]: a run whose record is a measu
                 || note "measure $ctx FAILED (rc $rc)"
 }
 step_dump_taps() {  # step_dump_taps [context]: run --dump-taps at full size, then a tiny run's dump diffed against ref's
-  local ctx=${1:-64K} f="$OUT/dump.h5"
+  local ctx=${1:-64K} f=/tmp/salasim-dump/dump.h5 TMPD=/tmp/salasim-dump  # dumps stay out of $OUT: the archive that comes back has a size limit
+  mkdir -p "$TMPD"
   "$B/salasim" run --config scenarios/models/minicpm-sala-9b.json --context "$ctx" --decode 2 --extrapolate \
     --dump-taps "$f" --taps 'layer_*/residual/h,layer_*/sparse/select/blocks,/prefill/final/norm' --rows 0,100,-1 \
     > "$OUT/dump_taps.txt" 2>&1
@@ -116,14 +117,14 @@ for n in sorted(names, key=lambda n: f[n].attrs["order"]):
     print(n, f[n].shape, list(f[n].attrs["rows"]) if "rows" in f[n].attrs else "all rows")
 PY
   # The same tokens on the tiny-short model: ref's and the peer's dumps of every tap, run's of chosen ones, diffed.
-  "$B/salasim" ref --scenario scenarios/tiny-short.json --tokens 1000 --decode 0 --dump-taps "$OUT/tiny_ref.h5" > "$OUT/tiny_ref.txt" 2>&1 \
-    && "$B/salasim" ref --peer --scenario scenarios/tiny-short.json --tokens 1000 --decode 0 --dump-taps "$OUT/tiny_peer.h5" > "$OUT/tiny_peer.txt" 2>&1 \
+  "$B/salasim" ref --scenario scenarios/tiny-short.json --tokens 1000 --decode 0 --dump-taps "$TMPD/tiny_ref.h5" > "$OUT/tiny_ref.txt" 2>&1 \
+    && "$B/salasim" ref --peer --scenario scenarios/tiny-short.json --tokens 1000 --decode 0 --dump-taps "$TMPD/tiny_peer.h5" > "$OUT/tiny_peer.txt" 2>&1 \
     && "$B/salasim" run --config scenarios/models/tiny-short.json --context 1000 --decode 0 --chunk 704 --prompt-seed 7 \
-         --dump-taps "$OUT/tiny_run.h5" --taps 'layer_*/,final/norm' --rows 0,1,703,704,-1 > "$OUT/tiny_run.txt" 2>&1
+         --dump-taps "$TMPD/tiny_run.h5" --taps 'layer_*/,final/norm' --rows 0,1,703,704,-1 > "$OUT/tiny_run.txt" 2>&1
   rc=$?
   tail -2 "$OUT/tiny_run.txt"
   [ $rc -eq 0 ] || { note "dump_taps tiny runs FAILED (rc $rc)"; return 1; }
-  "$B/salasim" diff "$OUT/tiny_ref.h5" "$OUT/tiny_run.h5" --peer "$OUT/tiny_peer.h5" > "$OUT/tiny_diff.txt" 2>&1
+  "$B/salasim" diff "$TMPD/tiny_ref.h5" "$TMPD/tiny_run.h5" --peer "$TMPD/tiny_peer.h5" > "$OUT/tiny_diff.txt" 2>&1
   rc=$?
   grep -E "^chosen|rows not lined up|taps pass|failed" "$OUT/tiny_diff.txt"
   [ $rc -eq 0 ] && note "dump_taps: $ctx file $(du -h "$f" | cut -f1); tiny run vs ref diff: $(grep -E 'taps pass' "$OUT/tiny_diff.txt")" \
@@ -205,7 +206,7 @@ step_hf_peer() {  # step_hf_peer [tokens]: issue 15 item 4 on the tiny HF-shaped
   rm -rf /tmp/hf-tiny
   "$B/salasim" synth-checkpoint --config scenarios/models/tiny-hf.json --out /tmp/hf-tiny > "$OUT/hf_peer.txt" 2>&1
   PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 tools/peers/hf_whole_model.py --salasim "$B/salasim" \
-    --modeling-dir peer-assets/hf --checkpoint /tmp/hf-tiny --tokens "${1:-512}" --dump "$OUT/hf_peer_ref.h5" >> "$OUT/hf_peer.txt" 2>&1
+    --modeling-dir peer-assets/hf --checkpoint /tmp/hf-tiny --tokens "${1:-512}" --dump /tmp/hf_peer_ref.h5 >> "$OUT/hf_peer.txt" 2>&1
   local rc=$?
   cat "$OUT/hf_peer.txt"
   [ $rc -eq 0 ] && note "hf_peer: $(grep verdict "$OUT/hf_peer.txt")" || note "hf_peer: rc $rc $(grep verdict "$OUT/hf_peer.txt")"
