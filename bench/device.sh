@@ -181,7 +181,7 @@ step_ops() {  # step_ops [benchmark filter]: the Google Benchmark suite, JSON in
 }
 step_peers() {  # step_peers [gla lengths] [attn lengths]: fla and torch SDPA beside our kernels (bench/peers.py)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > "$OUT/pip.log" 2>&1
-  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 bench/peers.py --lib "$B/bench/libsalasim_capi.so" --gla "${1:-16K,256K,1M}" \
+  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 bench/peers.py --lib "$B/bench/libsalasim_capi.so" --gla "${1:-16K,256K,1M}" \
     --attn "${2:-16K,64K}" --json "$OUT/peers.json" > "$OUT/peers.txt" 2>&1
   local rc=$?
   tail -12 "$OUT/peers.txt"
@@ -212,6 +212,24 @@ step_hf_peer() {  # step_hf_peer [tokens]: issue 15 item 4 on the tiny HF-shaped
   [ $rc -eq 0 ] && note "hf_peer: $(grep verdict "$OUT/hf_peer.txt")" || note "hf_peer: rc $rc $(grep verdict "$OUT/hf_peer.txt")"
   step_peers_ops
 }
+step_hf_peer_full() {  # step_hf_peer_full [tokens]: issue 15 item 4 on the full 9.48B config (18 GB of bf16 weights in /tmp;
+  # salasim ref holds them as float64, ~76 GB of host memory; HF holds them as float32 on the GPU, ~38 GB)
+  [ -f peer-assets/hf/modeling_minicpm_sala.py ] || { note "hf_peer_full: no peer-assets/hf/modeling_minicpm_sala.py (carry peer-assets)"; return 1; }
+  peer_site
+  rm -rf /tmp/hf-9b
+  local t0=$SECONDS
+  "$B/salasim" synth-checkpoint --config scenarios/models/minicpm-sala-9b.json --out /tmp/hf-9b > "$OUT/hf_peer_full.txt" 2>&1
+  echo "synth-checkpoint: $((SECONDS - t0)) s" >> "$OUT/hf_peer_full.txt"
+  local timer=()
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -v)  # peak host memory (Maximum resident set size)
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 "${timer[@]}" python3 tools/peers/hf_whole_model.py --salasim "$B/salasim" \
+    --modeling-dir peer-assets/hf --checkpoint /tmp/hf-9b --tokens "${1:-256}" >> "$OUT/hf_peer_full.txt" 2>&1
+  local rc=$?
+  rm -rf /tmp/hf-9b
+  grep -v "^\s*\(Page\|Voluntary\|Involuntary\|Swaps\|File system\|Socket\|Signals\|Average\|Minor\|Major\|Exit status\|Percent\|System time\|User time\)" "$OUT/hf_peer_full.txt"
+  [ $rc -eq 0 ] && note "hf_peer_full: $(grep verdict "$OUT/hf_peer_full.txt") in $((SECONDS - t0)) s" \
+                || note "hf_peer_full: rc $rc $(grep verdict "$OUT/hf_peer_full.txt")"
+}
 step_ncu() {  # step_ncu <benchmark filter> <kernel regex> [launches]: Nsight Compute on the op's kernels
   local tag; tag=$(printf '%s' "$1" | tr -c 'A-Za-z0-9' '_')
   timeout 150 ncu --clock-control none -k "regex:$2" -c "${3:-2}" --section SpeedOfLight --section WarpStateStats \
@@ -220,6 +238,23 @@ step_ncu() {  # step_ncu <benchmark filter> <kernel regex> [launches]: Nsight Co
   local rc=$?
   grep -E "^  [a-z_]+_kernel|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Executed Ipc A" "$OUT/ncu_$tag.txt" | head -40
   [ $rc -eq 0 ] && note "ncu $1 done" || note "ncu $1 FAILED (rc $rc)"
+}
+step_ncu_pipes() {  # step_ncu_pipes <benchmark filter> <kernel regex> [launches]: what bounds a kernel (issue 13's profile)
+  # Speed of light, occupancy, warp stalls, and the busy fraction of each pipe (tensor, MUFU/XU, FMA, ALU, LSU):
+  # a kernel whose busiest pipe is near its peak is bound by that pipe, one with every pipe low by latency.
+  local tag; tag=$(printf '%s' "$1" | tr -c 'A-Za-z0-9' '_')
+  local m=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+  m+=,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active
+  m+=,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active
+  m+=,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+  m+=,smsp__inst_executed.avg.per_cycle_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
+  timeout "${NCU_TIMEOUT:-150}" ncu --clock-control none -k "regex:$2" -c "${3:-2}" --section SpeedOfLight --section WarpStateStats \
+    --section Occupancy --section LaunchStats --metrics "$m" \
+    "$B/bench/salasim_ops_bench" --benchmark_filter="$1" > "$OUT/ncu_pipes_$tag.txt" 2>&1
+  local rc=$?
+  grep -E "^  [a-z_]+_kernel|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Executed Ipc A|pipe|per_cycle|dram__" \
+    "$OUT/ncu_pipes_$tag.txt" | head -80
+  [ $rc -eq 0 ] && note "ncu_pipes $1 done" || note "ncu_pipes $1 FAILED (rc $rc)"
 }
 step_decode_ncu() {  # step_decode_ncu 64K [steps]: every kernel of the first decode steps (issue 14's profile)
   # Nsight Compute times each kernel alone (gpu__time_duration, clocks left alone), bracketed by
