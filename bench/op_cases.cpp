@@ -565,9 +565,10 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
       s->blas = std::make_unique<gpu::Blas>(st);
       s->stream = st;
     }
+    const bool was = gpu::gemv_custom();
     gpu::set_gemv(!cublas);
     gpu::linear(*s->blas, s->x.get(), in, s->W.get(), T, in, out, s->y.get(), out);
-    gpu::set_gemv(false);
+    gpu::set_gemv(was);
   };
   oc.check = [s, rx, rW, T, in, out, tol, run = oc.run] {
     gpu::fill_bytes(s->y.get(), 0xff, s->y.size() * 2);

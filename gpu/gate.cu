@@ -17,6 +17,7 @@ __global__ void gate_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, i
 // The same, 8 elements per thread with 16-byte accesses.
 __global__ void gate_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, int64_t ldz, int64_t T, int n,
                                 uint16_t* y, int64_t ldy) {
+  pdl_trigger();  // decode: the next GEMV may start streaming its weights (kernels.cuh)
   const int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
   if (i >= T * n) return;
   const int64_t r = i / n, c = i % n;

@@ -16,29 +16,45 @@ namespace {
 
 constexpr int kWarps = 8, kUnroll = 4;
 
-// Grid ceil(out / (kWarps * R)), kWarps * 32 threads.
+// The weights of batch `base` (kUnroll 16-byte loads per row and lane; 0 past `in`).
+template <int R>
+__device__ __forceinline__ void load_weights(const uint16_t* const (&w)[R], int base, int in, uint4 (&wv)[R][kUnroll]) {
+  constexpr int kStep = 32 * 8;
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int i = base + u * kStep;
+#pragma unroll
+    for (int r = 0; r < R; ++r) wv[r][u] = i < in ? __ldcs(reinterpret_cast<const uint4*>(w[r] + i)) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+// Grid ceil(out / (kWarps * R)), kWarps * 32 threads. Launched with programmatic dependent launch (kernels.cuh): the
+// first batch of weights, which no kernel writes, is loaded before pdl_wait(), while the kernel that writes x (a norm,
+// a gate, the MLP activation) still runs; x is read, and y written, only after it.
 template <int R>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const uint16_t* __restrict__ W, const uint16_t* __restrict__ x,
                                                            int in, int out, float alpha, uint16_t* __restrict__ y) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t r0 = (int64_t(blockIdx.x) * kWarps + warp) * R;
-  if (r0 >= out) return;
+  const int64_t rr = std::min<int64_t>(r0, out - 1);  // a warp past the last row idles (it still waits, below)
   const uint16_t* w[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) w[r] = W + std::min<int64_t>(r0 + r, out - 1) * in;  // a missing last row repeats one
+  for (int r = 0; r < R; ++r) w[r] = W + std::min<int64_t>(rr + r, out - 1) * in;  // a missing last row repeats one
+  constexpr int kStep = 32 * 8;  // elements a warp covers per load
+  uint4 wv[R][kUnroll];
+  if (r0 < out) load_weights(w, lane * 8, in, wv);
+  pdl_wait();
+  if (r0 >= out) return;
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.f;
-  constexpr int kStep = 32 * 8;  // elements a warp covers per load
   for (int base = lane * 8; base < in; base += kUnroll * kStep) {
-    uint4 wv[R][kUnroll], xv[kUnroll];
+    if (base != lane * 8) load_weights(w, base, in, wv);
+    uint4 xv[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int i = base + u * kStep;
-      const bool ok = i < in;
-#pragma unroll
-      for (int r = 0; r < R; ++r) wv[r][u] = ok ? __ldcs(reinterpret_cast<const uint4*>(w[r] + i)) : make_uint4(0, 0, 0, 0);
-      xv[u] = ok ? __ldg(reinterpret_cast<const uint4*>(x + i)) : make_uint4(0, 0, 0, 0);
+      xv[u] = i < in ? __ldg(reinterpret_cast<const uint4*>(x + i)) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -61,6 +77,23 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const uint16_t* __res
       if (r0 + r < out) st_bf16(y + r0 + r, alpha * acc[r]);
 }
 
+// A launch that may overlap the stream's previous kernel (programmatic stream serialization); the kernel waits.
+template <int R>
+cudaError_t launch_gemv(int rows_per_cta, const uint16_t* W, const uint16_t* x, int in, int out, float alpha, uint16_t* y,
+                        Stream s) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(unsigned((out + rows_per_cta - 1) / rows_per_cta));
+  cfg.blockDim = dim3(kWarps * 32);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, gemv_kernel<R>, W, x, in, out, alpha, y);
+}
+
 }  // namespace
 
 bool gemv_supported(const bf16_t* x, const bf16_t* W, int in) {
@@ -74,11 +107,9 @@ void gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float al
   const auto* w = reinterpret_cast<const uint16_t*>(W);
   const auto* xx = reinterpret_cast<const uint16_t*>(x);
   auto* yy = reinterpret_cast<uint16_t*>(y);
-  if (in <= 8192) {
-    gemv_kernel<2><<<unsigned((out + kWarps * 2 - 1) / (kWarps * 2)), kWarps * 32, 0, s>>>(w, xx, in, out, alpha, yy);
-  } else {
-    gemv_kernel<1><<<unsigned((out + kWarps - 1) / kWarps), kWarps * 32, 0, s>>>(w, xx, in, out, alpha, yy);
-  }
+  const cudaError_t e = in <= 8192 ? launch_gemv<2>(kWarps * 2, w, xx, in, out, alpha, yy, s)
+                                    : launch_gemv<1>(kWarps, w, xx, in, out, alpha, yy, s);
+  CUDA_CHECK(e, op);
   CHECK_LAUNCH(op);
 }
 

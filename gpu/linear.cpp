@@ -20,8 +20,9 @@ Blas::~Blas() {
 }
 
 namespace {
-// cuBLAS by default: on the H200 it matched or beat the custom kernel on 3 of the 4 decode shapes (bench/RESULTS.md)
-bool use_gemv = false;
+// The custom GEMV by default: alone it beats cuBLAS on every decode shape (bench/RESULTS.md), and it alone can start
+// under the kernel before it (programmatic dependent launch, gemv.cu), which cuBLAS's kernels do not.
+bool use_gemv = true;
 }  // namespace
 
 void set_gemv(bool custom) { use_gemv = custom; }

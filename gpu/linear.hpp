@@ -24,14 +24,14 @@ class Blas {
 };
 
 // x: [T, in] (row stride ldx); W: [out, in]; y: [T, out] (row stride ldy); y = alpha * x W^T. A single token
-// (T = 1, decode) takes cuBLAS, or the custom gemv below after set_gemv(true).
+// (T = 1, decode) takes the custom gemv below, or cuBLAS after set_gemv(false).
 void linear(const Blas& b, const bf16_t* x, int64_t ldx, const bf16_t* W, int64_t T, int in, int out, bf16_t* y,
             int64_t ldy, float alpha = 1.0f);
 
 // ---- gemv.cu: y = alpha * W x for one token. x: [in]; W: [out, in]; y: [out].
 bool gemv_supported(const bf16_t* x, const bf16_t* W, int in);
 void gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float alpha, Stream s);
-// Which path linear takes for T = 1: cuBLAS (default) or the custom gemv (for side-by-side measurements).
+// Which path linear takes for T = 1: the custom gemv (default) or cuBLAS (for side-by-side measurements).
 void set_gemv(bool custom);
 bool gemv_custom();  // the path set_gemv chose
 

@@ -15,6 +15,7 @@ __global__ void mlp_act_kernel(const uint16_t* gu, int64_t T, int I, uint16_t* a
 }
 // The same, 8 elements per thread with 16-byte accesses (I % 8 == 0, aligned rows).
 __global__ void mlp_act_vec_kernel(const uint16_t* gu, int64_t T, int I, uint16_t* act) {
+  pdl_trigger();  // decode: the next GEMV may start streaming its weights (kernels.cuh)
   const int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
   if (i >= T * I) return;
   const int64_t r = i / I, c = i % I;

@@ -25,6 +25,7 @@ __global__ void residual_kernel(uint16_t* h, const uint16_t* b, int D, float sca
 // The same with 16-byte accesses (D % 8 == 0, aligned rows).
 __global__ void residual_vec_kernel(uint16_t* h, const uint16_t* b, int D, float scale, const uint16_t* w, float eps,
                                     uint16_t* y) {
+  pdl_trigger();  // decode: the next GEMV may start streaming its weights (kernels.cuh)
   const int64_t r = blockIdx.x;
   uint16_t* hr = h + r * D;
   float ss = 0;

@@ -22,6 +22,7 @@ __global__ void rmsnorm_kernel(const uint16_t* x, int64_t ldx, const uint16_t* w
 // The same with 16-byte accesses (n % 8 == 0, aligned rows).
 __global__ void rmsnorm_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* w, int n, float eps, uint16_t* y,
                                    int64_t ldy) {
+  pdl_trigger();  // decode: the next GEMV may start streaming its weights (kernels.cuh)
   const int64_t r = blockIdx.x;
   const uint16_t* xr = x + r * ldx;
   float ss = 0;

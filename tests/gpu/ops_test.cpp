@@ -152,6 +152,31 @@ TEST_CASE("gemv: y = alpha W x within one bf16 rounding of float64, odd sizes an
   }
 }
 
+TEST_CASE("gemv: reads x only once the kernel that writes it has finished (programmatic dependent launch)", "[gemv][gpu]") {
+  // The GEMV may start while mlp_act (which triggers its dependents as it begins) still writes x: the last row of a
+  // 256-row activation, written by the last CTAs. Each round writes new values, so a GEMV that read x before its
+  // pdl_wait would see the previous round's row.
+  const int T = 256, I = 4096, out = 1003;
+  const Mat W = bf16_round(randn(out, I, 51, 0.05));
+  auto dW = upload_bf16(W);
+  gpu::Buffer<gpu::bf16_t> act(size_t(T) * I), dy{size_t(out)};
+  const float alpha = 0.5f;
+  for (int round = 0; round < 8; ++round) {
+    const Mat gu = bf16_round(randn(T, 2 * I, 60 + uint64_t(round), 2.0));
+    auto dgu = upload_bf16(gu);
+    poison(dy);
+    gpu::mlp_act(dgu.get(), T, I, act.get(), nullptr);
+    gpu::gemv(dW.get(), act.get() + int64_t(T - 1) * I, I, out, dy.get(), alpha, nullptr);
+    const Mat x = download_bf16(act, T, I).bottomRows(1), got = download_bf16(dy, 1, out);
+    const ref::Vec exact = double(alpha) * (W * x.transpose());
+    const ref::Vec mag = double(alpha) * (W.cwiseAbs() * x.transpose().cwiseAbs());
+    int64_t wrong = 0;
+    for (int i = 0; i < out; ++i) wrong += !(std::abs(got(0, i) - exact(i)) <= std::ldexp(std::abs(exact(i)), -8) + 1e-5 * mag(i));
+    INFO("round " << round);
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("kv_append: the call's rows land in every group's cache rows, bit for bit, nothing else written", "[kv_append][gpu]") {
   const int G = 3, hd = 128;
   const int64_t ld = 5 * G * hd + 8, cap = 300;  // keys and values inside a wider projection row
