@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -95,7 +96,12 @@ std::vector<int64_t> RowList::resolve(int64_t n) const {
     if (a < 0 || b > n || a >= b)
       fail("--rows '{}': range '{}' is rows {} .. {} of a prompt of {} rows: {}", text, it.text, a, b - 1, n,
            a >= b ? "it selects no row" : "it reaches outside the prompt");
-    for (int64_t r = a; r < b; r += it.step) out.push_back(r);
+    // r += step would overflow for a step near INT64_MAX (a user's '0::9223372036854775807'): stop when the next row
+    // would pass b, computed without the addition.
+    for (int64_t r = a;; r += it.step) {
+      out.push_back(r);
+      if (b - r <= it.step) break;
+    }
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -253,6 +259,7 @@ int64_t parse_mem_available(const std::string& meminfo) {
     int64_t kb = -1;
     std::string unit;
     if (!(f >> kb) || kb < 0) return -1;
+    if (kb > std::numeric_limits<int64_t>::max() / 1024) return -1;  // not a real machine; kb * 1024 would overflow
     f >> unit;
     return unit == "kB" || unit.empty() ? kb * 1024 : -1;
   }

@@ -89,6 +89,11 @@ TEST_CASE("rows: lists, ranges, steps and negative rows resolve against the prom
   CHECK(rows_of("3,1,3,0:2", 10) == std::vector<int64_t>{0, 1, 3});  // sorted, each once
   CHECK(rows_of("all", 3) == std::vector<int64_t>{0, 1, 2});
   CHECK(parse_row_list("all").all);
+  // Steps and rows at the ends of int64 neither overflow nor loop: one row, then stop.
+  CHECK(rows_of("0::9223372036854775807", 10) == std::vector<int64_t>{0});
+  CHECK(rows_of("9:10:9223372036854775807", 10) == std::vector<int64_t>{9});
+  CHECK(rows_of("1::4", 10) == std::vector<int64_t>{1, 5, 9});
+  CHECK(has(thrown([&] { rows_of("-9223372036854775808", 10); }), "is outside the prompt"));
 }
 
 TEST_CASE("rows: malformed items and rows outside the prompt are errors naming the item", "[run_taps]") {
@@ -158,6 +163,8 @@ TEST_CASE("memory: a selection that would not fit in MemAvailable is refused wit
   const std::string dir = test::scratch_dir("run_taps_mem");
   CHECK(parse_mem_available("MemTotal: 5 kB\nMemAvailable:    2048 kB\n") == 2048 * 1024);
   CHECK(parse_mem_available("MemTotal: 5 kB\n") == -1);
+  CHECK(parse_mem_available("MemAvailable: 9223372036854775807 kB\n") == -1);  // would overflow in bytes
+  CHECK(parse_mem_available("MemAvailable: 99999999999999999999 kB\n") == -1);  // not an int64
   ::setenv("SALASIM_TEST_MEMINFO", fake_meminfo(dir, 1000).c_str(), 1);
   CHECK(mem_available_bytes() == 1000 * 1024);
   CHECK_NOTHROW(check_host_memory(0.5e6, "small", ""));
