@@ -72,6 +72,7 @@ struct Args {
   bool extrapolate = false;
   int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
   std::string gemv;          // "custom" or "cublas" for the single-token GEMMs; empty: the library's default
+  std::string pdl;           // "on" or "off": programmatic dependent launch; empty: the library's default (on)
   int64_t prompt_seed = -1;  // the prompt's random tokens; -1: --seed
   std::string dump_taps;     // tap dump of the chosen taps and rows
   std::string taps;          // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
@@ -174,6 +175,7 @@ int run(const Args& a) {
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
   if (!a.gemv.empty()) gpu::set_gemv(a.gemv == "custom");
+  if (!a.pdl.empty()) gpu::set_pdl(a.pdl == "on");
   gpu::Runner r(c, w, o);
   const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
   const std::vector<int32_t> prompt = random_tokens(a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed, N, c.vocab_size);
@@ -321,6 +323,7 @@ int run(const Args& a) {
                         {"decode_ms_per_token", median},
                         {"decode_host_enqueue_ms", enqueue_ms},
                         {"decode_gemv", gpu::gemv_custom() ? "custom" : "cublas"},
+                        {"pdl", gpu::pdl_enabled() ? "on" : "off"},
                         {"peak_vram_bytes", peak},
                         {"planner_peak_bytes", r.plan().total},
                         {"weights_load_s", load_s},
@@ -405,6 +408,9 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   c->add_option("--gemv", a->gemv, "single-token GEMMs of decode: custom (gpu/gemv.cu) or cublas; default: the "
                                     "library's choice (docs/performance.md)")
       ->check(CLI::IsMember({"custom", "cublas"}));
+  c->add_option("--pdl", a->pdl, "programmatic dependent launch of every kernel (gpu/pdl.cuh): on (default) or "
+                                  "off, to measure what the overlap of launches buys; results are the same bits")
+      ->check(CLI::IsMember({"on", "off"}));
   c->add_option("--profiler-steps", a->profiler_steps,
                 "bracket the first N decode steps with cudaProfilerStart/Stop, for ncu --profile-from-start off "
                 "(they must not be the event-profiled last quarter: N <= 3/4 of --decode)")

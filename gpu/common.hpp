@@ -17,6 +17,11 @@ using Stream = CUstream_st*;  // == cudaStream_t; nullptr is the default stream
 bool available(std::string* why = nullptr);
 std::string device_name();
 void synchronize();
+// Whether kernels are launched with programmatic dependent launch (gpu/pdl.cuh launch_pdl; on by default).
+// Off, every kernel waits for the one before it to end before it is even scheduled: the same results bit for bit,
+// for measuring what the overlap buys (`salasim run --pdl off`).
+void set_pdl(bool on);
+bool pdl_enabled();
 // Free and total device memory in bytes.
 void mem_info(size_t* free_bytes, size_t* total_bytes);
 

@@ -11,6 +11,7 @@
 
 #include "gpu/check.cuh"
 #include "gpu/compress_k.hpp"
+#include "gpu/pdl.cuh"
 #include "model/windows.hpp"
 
 namespace salasim::gpu {
@@ -20,6 +21,7 @@ namespace {
 // K: [G, cap, hd] bf16; ck: [G, ccap, hd] bf16. Writes windows c in [c0, c0 + nc) of every kv head.
 __global__ void compress_k_kernel(const __nv_bfloat16* __restrict__ K, int64_t cap, int G, int hd, int64_t c0,
                                   int64_t nc, int kernel, int stride, __nv_bfloat16* __restrict__ ck, int64_t ccap) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t total = int64_t(G) * nc * hd;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t d = i % hd;
@@ -50,10 +52,9 @@ void compress_k(const bf16_t* K, int64_t cap, int G, int hd, int64_t len_old, in
   const int64_t total = int64_t(G) * (n_new - n_old) * hd;
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads, 132 * 64);
-  compress_k_kernel<<<unsigned(blocks), threads, 0, s>>>(reinterpret_cast<const __nv_bfloat16*>(K), cap, G, hd, n_old,
-                                                         n_new - n_old, kernel, stride,
-                                                         reinterpret_cast<__nv_bfloat16*>(ck), ccap);
-  CHECK_LAUNCH(op);
+  CUDA_CHECK(launch_pdl(compress_k_kernel, unsigned(blocks), threads, 0, s, reinterpret_cast<const __nv_bfloat16*>(K),
+                        cap, G, hd, n_old, n_new - n_old, kernel, stride, reinterpret_cast<__nv_bfloat16*>(ck), ccap),
+             op);
 }
 
 }  // namespace salasim::gpu

@@ -7,6 +7,7 @@ namespace salasim::gpu {
 
 namespace {
 __global__ void bf16_to_f32_kernel(const uint16_t* x, int64_t n, float* y) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) y[i] = ld_bf16(x + i);
 }
@@ -14,8 +15,7 @@ __global__ void bf16_to_f32_kernel(const uint16_t* x, int64_t n, float* y) {
 
 void bf16_to_f32(const bf16_t* x, int64_t n, float* y, Stream s) {
   if (n == 0) return;
-  bf16_to_f32_kernel<<<grid_1d(n, 256), 256, 0, s>>>(x, n, y);
-  CHECK_LAUNCH(op_desc("bf16_to_f32", {{"n", n}}));
+  CUDA_CHECK(launch_pdl(bf16_to_f32_kernel, grid_1d(n, 256), 256, 0, s, x, n, y), op_desc("bf16_to_f32", {{"n", n}}));
 }
 
 }  // namespace salasim::gpu

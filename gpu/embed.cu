@@ -8,6 +8,7 @@ namespace salasim::gpu {
 namespace {
 __global__ void embed_kernel(const uint16_t* E, const int32_t* tokens, int D, int V, float scale, uint16_t* h,
                              int* bad) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t t = blockIdx.x;
   const int tok = tokens[t];
   if (tok < 0 || tok >= V) {  // reported by the host after the launch; the row stays poisoned-free zero
@@ -25,8 +26,7 @@ void embed(const bf16_t* E, const int32_t* tokens, int64_t T, int D, int V, floa
   int* bad = nullptr;
   CUDA_CHECK(cudaMallocAsync(&bad, sizeof(int), s), op);
   CUDA_CHECK(cudaMemsetAsync(bad, 0, sizeof(int), s), op);
-  embed_kernel<<<unsigned(T), 256, 0, s>>>(E, tokens, D, V, scale, h, bad);
-  CHECK_LAUNCH(op);
+  CUDA_CHECK(launch_pdl(embed_kernel, unsigned(T), 256, 0, s, E, tokens, D, V, scale, h, bad), op);
   int flag = 0;
   CUDA_CHECK(cudaMemcpyAsync(&flag, bad, sizeof(int), cudaMemcpyDeviceToHost, s), op);
   CUDA_CHECK(cudaFreeAsync(bad, s), op);

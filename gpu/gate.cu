@@ -8,6 +8,7 @@ namespace salasim::gpu {
 namespace {
 __global__ void gate_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, int64_t ldz, int64_t T, int n,
                             uint16_t* y, int64_t ldy) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= T * n) return;
   const int64_t r = i / n, c = i % n;
@@ -17,7 +18,7 @@ __global__ void gate_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, i
 // The same, 8 elements per thread with 16-byte accesses.
 __global__ void gate_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, int64_t ldz, int64_t T, int n,
                                 uint16_t* y, int64_t ldy) {
-  pdl_trigger();  // decode: the next GEMV may start streaming its weights (kernels.cuh)
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
   if (i >= T * n) return;
   const int64_t r = i / n, c = i % n;
@@ -33,11 +34,11 @@ __global__ void gate_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* 
 void gate(const bf16_t* x, int64_t ldx, const bf16_t* z, int64_t ldz, int64_t T, int n, bf16_t* y, int64_t ldy,
           Stream s) {
   if (T == 0) return;
+  const auto op = [&] { return op_desc("gate", {{"T", T}, {"n", n}}); };
   if (vec8_ok(x, n, ldx) && vec8_ok(z, n, ldz) && vec8_ok(y, n, ldy))
-    gate_vec_kernel<<<grid_1d(T * n / 8, 256), 256, 0, s>>>(x, ldx, z, ldz, T, n, y, ldy);
+    CUDA_CHECK(launch_pdl(gate_vec_kernel, grid_1d(T * n / 8, 256), 256, 0, s, x, ldx, z, ldz, T, n, y, ldy), op());
   else
-    gate_kernel<<<grid_1d(T * n, 256), 256, 0, s>>>(x, ldx, z, ldz, T, n, y, ldy);
-  CHECK_LAUNCH(op_desc("gate", {{"T", T}, {"n", n}}));
+    CUDA_CHECK(launch_pdl(gate_kernel, grid_1d(T * n, 256), 256, 0, s, x, ldx, z, ldz, T, n, y, ldy), op());
 }
 
 }  // namespace salasim::gpu

@@ -28,7 +28,7 @@ __device__ __forceinline__ void load_weights(const uint16_t* const (&w)[R], int 
   }
 }
 
-// Grid ceil(out / (kWarps * R)), kWarps * 32 threads. Launched with programmatic dependent launch (kernels.cuh): the
+// Grid ceil(out / (kWarps * R)), kWarps * 32 threads. Launched with programmatic dependent launch (pdl.cuh): the
 // first batch of weights, which no kernel writes, is loaded before pdl_wait(), while the kernel that writes x (a norm,
 // a gate, the MLP activation) still runs; x is read, and y written, only after it.
 template <int R>
@@ -44,6 +44,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const uint16_t* __res
   uint4 wv[R][kUnroll];
   if (r0 < out) load_weights(w, lane * 8, in, wv);
   pdl_wait();
+  pdl_trigger();  // the small kernel after this one may now be scheduled; it waits for this one to end
   if (r0 >= out) return;
   float acc[R];
 #pragma unroll
@@ -77,23 +78,6 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const uint16_t* __res
       if (r0 + r < out) st_bf16(y + r0 + r, alpha * acc[r]);
 }
 
-// A launch that may overlap the stream's previous kernel (programmatic stream serialization); the kernel waits.
-template <int R>
-cudaError_t launch_gemv(int rows_per_cta, const uint16_t* W, const uint16_t* x, int in, int out, float alpha, uint16_t* y,
-                        Stream s) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(unsigned((out + rows_per_cta - 1) / rows_per_cta));
-  cfg.blockDim = dim3(kWarps * 32);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, gemv_kernel<R>, W, x, in, out, alpha, y);
-}
-
 }  // namespace
 
 bool gemv_supported(const bf16_t* x, const bf16_t* W, int in) {
@@ -107,10 +91,12 @@ void gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float al
   const auto* w = reinterpret_cast<const uint16_t*>(W);
   const auto* xx = reinterpret_cast<const uint16_t*>(x);
   auto* yy = reinterpret_cast<uint16_t*>(y);
-  const cudaError_t e = in <= 8192 ? launch_gemv<2>(kWarps * 2, w, xx, in, out, alpha, yy, s)
-                                    : launch_gemv<1>(kWarps, w, xx, in, out, alpha, yy, s);
+  // Programmatic stream serialization (pdl.cuh launch_pdl): the kernel waits before it touches x or y.
+  const cudaError_t e = in <= 8192 ? launch_pdl(gemv_kernel<2>, grid_1d(out, kWarps * 2), kWarps * 32, 0, s, w, xx, in,
+                                                out, alpha, yy)
+                                   : launch_pdl(gemv_kernel<1>, grid_1d(out, kWarps), kWarps * 32, 0, s, w, xx, in, out,
+                                                alpha, yy);
   CUDA_CHECK(e, op);
-  CHECK_LAUNCH(op);
 }
 
 }  // namespace salasim::gpu

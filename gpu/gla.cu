@@ -308,6 +308,7 @@ constexpr int kRecCols = 16;
 __global__ void __launch_bounds__(kHd) recurrent_kernel(const uint16_t* q, const uint16_t* k, const uint16_t* v,
                                                         int64_t ld, int64_t T, const float* gamma, float tau, float* S,
                                                         uint16_t* o, int64_t ldo) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   __shared__ float qs[kHd], ks[kHd], vs[kRecCols], part[kHd / 16][kRecCols];
   const int h = blockIdx.x, col0 = blockIdx.y * kRecCols, tid = threadIdx.x, r = tid / kRecCols, j = tid % kRecCols;
   float* Sh = S + int64_t(h) * kHd * kHd;
@@ -377,8 +378,9 @@ void gla_recurrent(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld
   const auto op = [&] { return op_desc("gla_recurrent", {{"T", T}, {"H", H}, {"hd", hd}}); };
   if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
   if (T == 0) return;
-  recurrent_kernel<<<dim3(unsigned(H), unsigned(kHd / kRecCols)), kHd, 0, s>>>(q, k, v, ld, T, gamma, tau, S, o, ldo);
-  CHECK_LAUNCH(op);
+  CUDA_CHECK(launch_pdl(recurrent_kernel, dim3(unsigned(H), unsigned(kHd / kRecCols)), kHd, 0, s, q, k, v, ld, T, gamma,
+                        tau, S, o, ldo),
+             op);
 }
 
 }  // namespace salasim::gpu

@@ -4,23 +4,9 @@
 
 #include <cstdint>
 
-namespace salasim::gpu {
+#include "gpu/pdl.cuh"
 
-// Programmatic dependent launch (sm_90; no-ops elsewhere and in kernels launched the ordinary way). A kernel launched
-// with the programmatic-serialization attribute (gemv.cu) may start while the kernel before it on the stream still
-// runs: it must call pdl_wait() before it reads anything an earlier kernel wrote or writes anything one reads; what
-// no kernel writes (weights) it may read before. pdl_trigger() in the earlier kernel is what lets it start early:
-// the small decode kernels that feed a GEMV trigger as they begin, so the GEMV's first weight loads overlap them.
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_trigger() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
+namespace salasim::gpu {
 
 __device__ __forceinline__ float ld_bf16(const uint16_t* p) { return __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(p)); }
 __device__ __forceinline__ void st_bf16(uint16_t* p, float v) { *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v); }

@@ -12,6 +12,7 @@ namespace {
 __global__ void kv_append_kernel(const uint16_t* __restrict__ k, const uint16_t* __restrict__ v, int64_t ld, int64_t T,
                                  int G, int hd, uint16_t* __restrict__ Kc, uint16_t* __restrict__ Vc, int64_t cap,
                                  int64_t pos0) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int per_row = hd / 8;
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= T * G * 2 * per_row) return;
@@ -34,11 +35,10 @@ void kv_append(const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int G, i
             "k, v and the caches must be 16-byte aligned");
   if (T == 0) return;
   const int64_t n = T * G * 2 * (hd / 8);
-  kv_append_kernel<<<grid_1d(n, 256), 256, 0, s>>>(reinterpret_cast<const uint16_t*>(k),
-                                                   reinterpret_cast<const uint16_t*>(v), ld, T, G, hd,
-                                                   reinterpret_cast<uint16_t*>(Kc), reinterpret_cast<uint16_t*>(Vc),
-                                                   cap, pos0);
-  CHECK_LAUNCH(op);
+  CUDA_CHECK(launch_pdl(kv_append_kernel, grid_1d(n, 256), 256, 0, s, reinterpret_cast<const uint16_t*>(k),
+                        reinterpret_cast<const uint16_t*>(v), ld, T, G, hd, reinterpret_cast<uint16_t*>(Kc),
+                        reinterpret_cast<uint16_t*>(Vc), cap, pos0),
+             op);
 }
 
 }  // namespace salasim::gpu

@@ -7,6 +7,7 @@ namespace salasim::gpu {
 
 namespace {
 __global__ void mlp_act_kernel(const uint16_t* gu, int64_t T, int I, uint16_t* act) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= T * I) return;
   const int64_t r = i / I, c = i % I;
@@ -15,7 +16,7 @@ __global__ void mlp_act_kernel(const uint16_t* gu, int64_t T, int I, uint16_t* a
 }
 // The same, 8 elements per thread with 16-byte accesses (I % 8 == 0, aligned rows).
 __global__ void mlp_act_vec_kernel(const uint16_t* gu, int64_t T, int I, uint16_t* act) {
-  pdl_trigger();  // decode: the next GEMV may start streaming its weights (kernels.cuh)
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
   if (i >= T * I) return;
   const int64_t r = i / I, c = i % I;
@@ -30,9 +31,11 @@ __global__ void mlp_act_vec_kernel(const uint16_t* gu, int64_t T, int I, uint16_
 
 void mlp_act(const bf16_t* gu, int64_t T, int I, bf16_t* act, Stream s) {
   if (T == 0) return;
-  if (vec8_ok(gu, I, 2 * int64_t(I)) && vec8_ok(act, I, I)) mlp_act_vec_kernel<<<grid_1d(T * I / 8, 256), 256, 0, s>>>(gu, T, I, act);
-  else mlp_act_kernel<<<grid_1d(T * I, 256), 256, 0, s>>>(gu, T, I, act);
-  CHECK_LAUNCH(op_desc("mlp_act", {{"T", T}, {"I", I}}));
+  const auto op = [&] { return op_desc("mlp_act", {{"T", T}, {"I", I}}); };
+  if (vec8_ok(gu, I, 2 * int64_t(I)) && vec8_ok(act, I, I))
+    CUDA_CHECK(launch_pdl(mlp_act_vec_kernel, grid_1d(T * I / 8, 256), 256, 0, s, gu, T, I, act), op());
+  else
+    CUDA_CHECK(launch_pdl(mlp_act_kernel, grid_1d(T * I, 256), 256, 0, s, gu, T, I, act), op());
 }
 
 }  // namespace salasim::gpu

@@ -10,6 +10,7 @@ namespace {
 // h = bf16(h + scale * b); y = rmsnorm(h) of the rounded h, as the peer computes it.
 __global__ void residual_kernel(uint16_t* h, const uint16_t* b, int D, float scale, const uint16_t* w, float eps,
                                 uint16_t* y) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t r = blockIdx.x;
   uint16_t* hr = h + r * D;
   float ss = 0;
@@ -25,7 +26,7 @@ __global__ void residual_kernel(uint16_t* h, const uint16_t* b, int D, float sca
 // The same with 16-byte accesses (D % 8 == 0, aligned rows).
 __global__ void residual_vec_kernel(uint16_t* h, const uint16_t* b, int D, float scale, const uint16_t* w, float eps,
                                     uint16_t* y) {
-  pdl_trigger();  // decode: the next GEMV may start streaming its weights (kernels.cuh)
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t r = blockIdx.x;
   uint16_t* hr = h + r * D;
   float ss = 0;
@@ -56,11 +57,11 @@ __global__ void residual_vec_kernel(uint16_t* h, const uint16_t* b, int D, float
 void residual(bf16_t* h, const bf16_t* b, int64_t T, int D, float scale, const bf16_t* w, float eps, bf16_t* y,
               Stream s) {
   if (T == 0) return;
+  const auto op = [&] { return op_desc("residual", {{"T", T}, {"D", D}}); };
   if (vec8_ok(h, D, D) && vec8_ok(b, D, D) && (!w || (vec8_ok(w, D, D) && vec8_ok(y, D, D))))
-    residual_vec_kernel<<<unsigned(T), 256, 0, s>>>(h, b, D, scale, w, eps, y);
+    CUDA_CHECK(launch_pdl(residual_vec_kernel, unsigned(T), 256, 0, s, h, b, D, scale, w, eps, y), op());
   else
-    residual_kernel<<<unsigned(T), 256, 0, s>>>(h, b, D, scale, w, eps, y);
-  CHECK_LAUNCH(op_desc("residual", {{"T", T}, {"D", D}}));
+    CUDA_CHECK(launch_pdl(residual_kernel, unsigned(T), 256, 0, s, h, b, D, scale, w, eps, y), op());
 }
 
 }  // namespace salasim::gpu

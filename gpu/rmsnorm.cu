@@ -8,6 +8,7 @@ namespace salasim::gpu {
 namespace {
 __global__ void rmsnorm_kernel(const uint16_t* x, int64_t ldx, const uint16_t* w, int n, float eps, uint16_t* y,
                                int64_t ldy) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t r = blockIdx.x;
   const uint16_t* xr = x + r * ldx;
   float ss = 0;
@@ -22,7 +23,7 @@ __global__ void rmsnorm_kernel(const uint16_t* x, int64_t ldx, const uint16_t* w
 // The same with 16-byte accesses (n % 8 == 0, aligned rows).
 __global__ void rmsnorm_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* w, int n, float eps, uint16_t* y,
                                    int64_t ldy) {
-  pdl_trigger();  // decode: the next GEMV may start streaming its weights (kernels.cuh)
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t r = blockIdx.x;
   const uint16_t* xr = x + r * ldx;
   float ss = 0;
@@ -48,11 +49,11 @@ __global__ void rmsnorm_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_
 void rmsnorm(const bf16_t* x, int64_t ldx, const bf16_t* w, int64_t T, int n, float eps, bf16_t* y, int64_t ldy,
              Stream s) {
   if (T == 0) return;
+  const auto op = [&] { return op_desc("rmsnorm", {{"T", T}, {"n", n}}); };
   if (vec8_ok(x, n, ldx) && vec8_ok(y, n, ldy) && vec8_ok(w, n, n))
-    rmsnorm_vec_kernel<<<unsigned(T), 256, 0, s>>>(x, ldx, w, n, eps, y, ldy);
+    CUDA_CHECK(launch_pdl(rmsnorm_vec_kernel, unsigned(T), 256, 0, s, x, ldx, w, n, eps, y, ldy), op());
   else
-    rmsnorm_kernel<<<unsigned(T), 256, 0, s>>>(x, ldx, w, n, eps, y, ldy);
-  CHECK_LAUNCH(op_desc("rmsnorm", {{"T", T}, {"n", n}}));
+    CUDA_CHECK(launch_pdl(rmsnorm_kernel, unsigned(T), 256, 0, s, x, ldx, w, n, eps, y, ldy), op());
 }
 
 }  // namespace salasim::gpu

@@ -12,6 +12,7 @@ constexpr int kHd = 128;
 
 __global__ void rope_kernel(uint16_t* x, int64_t ldx, int64_t T, int H, int H_w0, const uint16_t* w0,
                             const uint16_t* w1, float eps, int64_t pos0, const float* inv_freq) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t item = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;  // (token, head)
   if (item >= T * H) return;
   const int64_t t = item / H;
@@ -41,8 +42,8 @@ void rope(bf16_t* x, int64_t ldx, int64_t T, int H, int hd, const bf16_t* w, flo
   if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "rope needs head_dim 128", op(), __FILE__, __LINE__);
   if (T == 0) return;
   const int warps = 8;
-  rope_kernel<<<grid_1d(T * H, warps), warps * 32, 0, s>>>(x, ldx, T, H, H, w, w, eps, pos0, inv_freq);
-  CHECK_LAUNCH(op);
+  CUDA_CHECK(launch_pdl(rope_kernel, grid_1d(T * H, warps), warps * 32, 0, s, x, ldx, T, H, H, w, w, eps, pos0, inv_freq),
+             op);
 }
 
 void rope_qk(bf16_t* q, int64_t ldx, int64_t T, int H, int hd, const bf16_t* wq, const bf16_t* wk, float eps,
@@ -52,8 +53,9 @@ void rope_qk(bf16_t* q, int64_t ldx, int64_t T, int H, int hd, const bf16_t* wq,
   if (ldx < int64_t(2) * H * hd) cuda_fail(cudaErrorInvalidValue, "rope_qk needs ldx >= 2 H hd (k follows q)", op(), __FILE__, __LINE__);
   if (T == 0) return;
   const int warps = 8;
-  rope_kernel<<<grid_1d(T * 2 * H, warps), warps * 32, 0, s>>>(q, ldx, T, 2 * H, H, wq, wk, eps, pos0, inv_freq);
-  CHECK_LAUNCH(op);
+  CUDA_CHECK(launch_pdl(rope_kernel, grid_1d(T * 2 * H, warps), warps * 32, 0, s, q, ldx, T, 2 * H, H, wq, wk, eps, pos0,
+                        inv_freq),
+             op);
 }
 
 }  // namespace salasim::gpu

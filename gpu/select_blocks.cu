@@ -38,6 +38,7 @@
 #include <cstdint>
 
 #include "gpu/check.cuh"
+#include "gpu/pdl.cuh"
 #include "gpu/mma.cuh"
 #include "gpu/select_blocks.hpp"
 #include "gpu/select_topk.hpp"
@@ -151,6 +152,7 @@ __device__ inline void merge_ml(float& m, float& l, float m2, float l2) {
 __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, const bf16* __restrict__ k2, int64_t k2_cap,
                                                                   int64_t n2c, int kernel2, int stride2, int64_t nsplit,
                                                                   float2* __restrict__ part) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* tiles = reinterpret_cast<bf16*>(smem);
   __shared__ float mrg[kWarps][2][kRows][2];  // shared roles: the warps' (max, sum) per query and head
@@ -250,6 +252,7 @@ constexpr int kCombineRows = 8;  // warps (rows) per lse_combine CTA
 __global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t nsplit,
                                                                         const float2* __restrict__ part,
                                                                         float* __restrict__ lse) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t i = int64_t(blockIdx.x) * kCombineRows + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (i >= ch.nq * ch.H) return;  // warp-uniform
@@ -290,6 +293,7 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
                                                                  int64_t n1c, int kernel, int stride, int block,
                                                                  const float* __restrict__ lse,
                                                                  uint16_t* __restrict__ pooled, int64_t nbs) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* tiles = reinterpret_cast<bf16*>(smem);
   uint16_t* wsc = reinterpret_cast<uint16_t*>(smem + kTileSmem);  // [kQT][kPoolWindows] bf16 window scores
@@ -462,6 +466,7 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectR
                                                                const uint16_t* __restrict__ pooled, int64_t nbs,
                                                                int32_t* __restrict__ blocks,
                                                                float* __restrict__ scores_out, int64_t n_blocks) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   __shared__ __align__(16) int hist[2][256];  // high bytes, then low bytes under the chosen high byte
   const int64_t tl = blockIdx.x;
   const int g = blockIdx.y;
@@ -565,10 +570,11 @@ int topk_threads(int64_t nbc, int64_t ctas) {
   return n;
 }
 
-void launch_topk(const Chunk& ch, const SelectRule& rule, int64_t nbc, const uint16_t* pooled, int64_t nbs,
-                 int32_t* blocks, float* scores, int64_t n_blocks, Stream s) {
+cudaError_t launch_topk(const Chunk& ch, const SelectRule& rule, int64_t nbc, const uint16_t* pooled, int64_t nbs,
+                        int32_t* blocks, float* scores, int64_t n_blocks, Stream s) {
   const int threads = topk_threads(nbc, ch.nq * ch.G);
-  topk_kernel<<<dim3(unsigned(ch.nq), unsigned(ch.G)), threads, 0, s>>>(ch, rule, pooled, nbs, blocks, scores, n_blocks);
+  return launch_pdl(topk_kernel, dim3(unsigned(ch.nq), unsigned(ch.G)), threads, 0, s, ch, rule, pooled, nbs, blocks,
+                    scores, n_blocks);
 }
 
 // The workspace carve-up is model/runner_plan.hpp's, which the runner's memory plan uses too.
@@ -654,19 +660,20 @@ void select_blocks(const SelectArgs& a, Stream s) {
     if (nbc > a.k_sel || a.scores) {
       if (n2c > 0) {
         const dim3 grid(qtiles, unsigned((n2c + kSplit - 1) / kSplit), unsigned(a.G));
-        lse_partial_kernel<<<grid, kThreads, kTileSmem, s>>>(ch, k2, a.k2_cap, n2c, kernel2, stride2, L.nsplit, part);
-        CHECK_LAUNCH([&] { return at("lse_partial"); });
+        CUDA_CHECK(launch_pdl(lse_partial_kernel, grid, kThreads, kTileSmem, s, ch, k2, a.k2_cap, n2c, kernel2, stride2,
+                              L.nsplit, part),
+                   [&] { return at("lse_partial"); });
       }
-      lse_combine_kernel<<<unsigned((nq * a.H + kCombineRows - 1) / kCombineRows), kCombineRows * 32, 0, s>>>(
-        ch, kernel2, stride2, L.nsplit, part, lse);
-      CHECK_LAUNCH([&] { return at("lse_combine"); });
+      CUDA_CHECK(launch_pdl(lse_combine_kernel, unsigned((nq * a.H + kCombineRows - 1) / kCombineRows),
+                            kCombineRows * 32, 0, s, ch, kernel2, stride2, L.nsplit, part, lse),
+                 [&] { return at("lse_combine"); });
       const dim3 grid(qtiles, unsigned((nbc + kPoolBlocks - 1) / kPoolBlocks), unsigned(a.G));
-      score_pool_kernel<<<grid, kThreads, kPoolSmem, s>>>(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, lse,
-                                                          pooled, L.nbs);
-      CHECK_LAUNCH([&] { return at("score_pool"); });
+      CUDA_CHECK(launch_pdl(score_pool_kernel, grid, kThreads, kPoolSmem, s, ch, k1, a.k1_cap, n1c, a.kernel, a.stride,
+                            a.block, lse, pooled, L.nbs),
+                 [&] { return at("score_pool"); });
     }
-    launch_topk(ch, rule, nbc, pooled, L.nbs, a.blocks, a.scores, a.n_blocks, s);
-    CHECK_LAUNCH([&] { return at("topk"); });
+    CUDA_CHECK(launch_topk(ch, rule, nbc, pooled, L.nbs, a.blocks, a.scores, a.n_blocks, s),
+               [&] { return at("topk"); });
   }
 }
 
@@ -688,9 +695,9 @@ void topk_for_test(const TopkArgs& a, Stream s) {
             "nbs and n_blocks must cover the blocks of the last query (and those fit an int)");
   ARG_CHECK(a.keys && a.blocks, op, "null keys or blocks");
   const Chunk ch{nullptr, 0, a.pos0, 0, a.T, a.G, 0, 0.f};
-  launch_topk(ch, SelectRule{a.block, a.init_blocks, a.local_blocks, a.k_sel}, nbc, a.keys, a.nbs, a.blocks, a.scores,
-              a.n_blocks, s);
-  CHECK_LAUNCH(op);
+  CUDA_CHECK(launch_topk(ch, SelectRule{a.block, a.init_blocks, a.local_blocks, a.k_sel}, nbc, a.keys, a.nbs, a.blocks,
+                         a.scores, a.n_blocks, s),
+             op);
 }
 
 }  // namespace salasim::gpu::detail

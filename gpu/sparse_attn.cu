@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "gpu/check.cuh"
+#include "gpu/pdl.cuh"
 #include "gpu/mma.cuh"
 #include "gpu/sparse_attn.hpp"
 #include "model/runner_plan.hpp"
@@ -268,6 +269,7 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __rest
                                                               float sc_log2, const int32_t* __restrict__ blocks,
                                                               int k_sel, float2* __restrict__ part_ml,
                                                               float* __restrict__ part_o) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* kv = reinterpret_cast<bf16*>(smem);  // stage st: K tile at 2st, V tile at 2st+1
   __shared__ float mrg_m[kSplitWarps][kRows], mrg_l[kSplitWarps][kRows];
@@ -341,17 +343,24 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __rest
       if (mrg_m[w][row] > -INFINITY) Lsum[r] += mrg_l[w][row] * exp2f(mrg_m[w][row] - M[r]);
     f[r] = m[r] > -INFINITY ? exp2f(m[r] - M[r]) : 0.f;
   }
-  float* osum = reinterpret_cast<float*>(smem);  // [16][kHd] fp32, over the K/V tiles (all reads done)
-  __syncthreads();
-  for (int i = threadIdx.x; i < kRows * kHd; i += kSplitThreads) osum[i] = 0.f;
+  // Each warp's rescaled O to its own slice, then the slices summed in warp order: the same bits on every run (shared
+  // atomicAdd in arrival order made the fp32 sums, and now and then a bf16 output, differ between runs).
+  float* ow = reinterpret_cast<float*>(smem);  // [kSplitWarps][16][kHd] fp32, over the K/V tiles (all reads done)
+  static_assert(size_t(kSplitWarps) * kRows * kHd * 4 <= kSplitSmem, "the warps' O slices must fit the K/V tiles");
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < 16; ++j)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) atomicAdd(&osum[(g + 8 * (e >> 1)) * kHd + 8 * j + 2 * c4 + (e & 1)], o[j][e] * f[e >> 1]);
+    for (int e = 0; e < 4; ++e)
+      ow[(warp * kRows + g + 8 * (e >> 1)) * kHd + 8 * j + 2 * c4 + (e & 1)] = o[j][e] * f[e >> 1];
   __syncthreads();
   const int64_t base = (t * G + grp) * nsplit + split;
-  for (int i = threadIdx.x; i < kRows * kHd; i += kSplitThreads) part_o[base * kRows * kHd + i] = osum[i];
+  for (int i = threadIdx.x; i < kRows * kHd; i += kSplitThreads) {
+    float sum = ow[i];
+#pragma unroll
+    for (int w = 1; w < kSplitWarps; ++w) sum += ow[w * kRows * kHd + i];
+    part_o[base * kRows * kHd + i] = sum;
+  }
   if (warp == 0 && c4 == 0) {
     part_ml[base * kRows + g] = make_float2(M[0], Lsum[0]);
     part_ml[base * kRows + g + 8] = make_float2(M[1], Lsum[1]);
@@ -366,6 +375,7 @@ constexpr int kCombRows = 4, kCombChunk = 64;
 __global__ void __launch_bounds__(kCombRows * kHd) combine_kernel(int nsplit, int G, const float2* __restrict__ part_ml,
                                                                    const float* __restrict__ part_o,
                                                                    bf16* __restrict__ out, int64_t ldo) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
   __shared__ float2 ml[kCombRows][kCombChunk];
   const int64_t t = blockIdx.x;
   const int grp = blockIdx.y, rr = threadIdx.x / kHd, d = threadIdx.x % kHd, r = blockIdx.z * kCombRows + rr;
@@ -447,12 +457,12 @@ void sparse_attn(const AttnArgs& a, Stream s) {
       CUDA_CHECK(cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSplitSmem)), op);
       split_attr = true;
     }
-    split_kernel<<<dim3(unsigned(a.T), unsigned(a.G), unsigned(nsplit)), kSplitThreads, kSplitSmem, s>>>(
-        q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, part_ml, part_o);
-    CHECK_LAUNCH([&] { return op() + " split"; });
-    combine_kernel<<<dim3(unsigned(a.T), unsigned(a.G), unsigned(kRows / kCombRows)), kCombRows * kHd, 0, s>>>(
-        int(nsplit), a.G, part_ml, part_o, out, a.ldo);
-    CHECK_LAUNCH([&] { return op() + " combine"; });
+    CUDA_CHECK(launch_pdl(split_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(nsplit)), kSplitThreads, kSplitSmem,
+                          s, q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, part_ml, part_o),
+               [&] { return op() + " split"; });
+    CUDA_CHECK(launch_pdl(combine_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(kRows / kCombRows)), kCombRows * kHd,
+                          0, s, int(nsplit), a.G, part_ml, part_o, out, a.ldo),
+               [&] { return op() + " combine"; });
     return;
   }
   const int64_t nb = (a.pos0 + a.T + kBlock - 1) / kBlock;

@@ -3,8 +3,10 @@
 // of the same calls, and reads as dense below dense_len.
 #include <algorithm>
 
+#include "gpu/common.hpp"
 #include "gpu/runner.hpp"
 #include "model/config.hpp"
+#include "model/tap_recorder.hpp"
 #include "scenarios/scenario.hpp"
 #include "tests/gpu/gpu_support.hpp"
 #include "tests/support/paths.hpp"
@@ -99,5 +101,48 @@ TEST_CASE("generate: last_selection is the selection the sparse layers used for 
   for (const LayerSelection& s : d.last_selection(true)) {
     CHECK(s.dense);
     CHECK(s.blocks.empty());
+  }
+}
+
+// Every kernel of a step is launched with programmatic dependent launch (gpu/pdl.cuh): each may be scheduled
+// while the one before still runs and must wait before it touches memory. Recording every tap downloads after each op
+// and synchronizes, so the tapped run has no kernel overlap at all; an untapped run has it everywhere. A missing wait
+// would make the untapped run read a buffer early, so its logits would differ from the tapped run's. Same kernels,
+// same inputs: the two must agree bit for bit, through a chunked sparse prefill (1300 > dense_len 1024) and decode.
+TEST_CASE("decode: logits of back-to-back kernels equal those of a sync after every op, bit for bit", "[generate][gpu]") {
+  const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
+  const WeightSource w = synthetic_weights(7);
+  const std::vector<int32_t> prompt = random_tokens(11, 1300, c.vocab_size);
+  gpu::RunnerOptions o;
+  o.max_context = 1400;
+  o.chunk = 512;
+  auto run = [&](bool tapped) {
+    gpu::Runner r(c, w, o);
+    TapMap m;
+    TapRecorder rec;
+    rec.filter = TapFilter::all();
+    rec.out = &m;
+    TapRecorder* t = tapped ? &rec : nullptr;
+    std::vector<std::vector<float>> logits;
+    r.begin_prefill(int64_t(prompt.size()));
+    for (size_t i = 0; i < prompt.size(); i += 512)
+      logits.push_back(r.prefill_piece(
+          std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 512))), t));
+    for (int k = 0; k < 24; ++k) {
+      m.clear();  // the tapped run keeps one step's taps at a time
+      logits.push_back(r.decode(argmax(logits.back()), t));
+    }
+    return logits;
+  };
+  const auto synced = run(true), overlapped = run(false);
+  gpu::set_pdl(false);  // ordinary launches: what `salasim run --pdl off` measures against
+  const auto ordinary = run(false);
+  gpu::set_pdl(true);
+  REQUIRE(synced.size() == overlapped.size());
+  REQUIRE(ordinary.size() == overlapped.size());
+  for (size_t i = 0; i < synced.size(); ++i) {
+    INFO("call " << i << " (3 prefill pieces, then decode steps)");
+    CHECK(synced[i] == overlapped[i]);
+    CHECK(ordinary[i] == overlapped[i]);
   }
 }

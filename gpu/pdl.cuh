@@ -1,0 +1,51 @@
+// Programmatic dependent launch for every .cu file: the launch helper and the two device-side controls.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "gpu/common.hpp"
+
+namespace salasim::gpu {
+
+// Programmatic dependent launch (sm_90; no-ops elsewhere and in kernels launched the ordinary way). A kernel launched
+// with launch_pdl (programmatic stream serialization) may be scheduled while the kernel before it on the stream still
+// runs: it must call pdl_wait() before it reads anything an earlier kernel wrote or writes anything one reads; what
+// no kernel writes (weights) it may read before (gemv.cu). pdl_trigger() is what lets the next kernel be scheduled
+// early. A decode step is ~300 kernels of a few microseconds each, so the launch and ramp of each would otherwise sit
+// between them on the GPU: every kernel of the decode path is launched with launch_pdl and begins
+// `pdl_wait(); pdl_trigger();`, so the next kernel's CTAs are resident and waiting by the time this one ends, and at
+// most one kernel waits ahead (it triggers only once its own predecessor has finished).
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// Both, at the top of a kernel launched with launch_pdl: nothing before them touches memory.
+__device__ __forceinline__ void pdl_begin() {
+  pdl_wait();
+  pdl_trigger();
+}
+
+// kernel<<<grid, block, smem, s>>>(args...) with programmatic stream serialization allowed (see above).
+template <class... P, class... A>
+cudaError_t launch_pdl(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, A&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl_enabled() ? 1 : 0;  // off: an ordinary launch (common.hpp set_pdl)
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+}
+
+}  // namespace salasim::gpu
