@@ -109,4 +109,10 @@ InputFile read_input_file(const std::string& path, const std::vector<std::string
   return read_unguarded(path, datasets, attrs, check_headers);
 }
 
+InputFile read_input_file_unguarded(const std::string& path, const std::vector<std::string>& datasets,
+                                    const std::vector<std::string>& attrs,
+                                    const std::function<void(const InputFile&)>& check_headers) {
+  return read_unguarded(path, datasets, attrs, check_headers);
+}
+
 }  // namespace salasim

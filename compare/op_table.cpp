@@ -457,14 +457,15 @@ std::string all_ops_help() {
   return o;
 }
 
-OpInputs read_op_inputs(const OpSpec& s, const std::string& path) {
+OpInputs read_op_inputs(const OpSpec& s, const std::string& path, bool guarded) {
   std::vector<std::string> datasets, attrs;
   for (const InputSpec& i : s.inputs) datasets.push_back(i.name);
   for (const AttrSpec& a : s.attrs) attrs.push_back(a.name);
   OpInputs x;
   x.spec = &s;
   x.file = path;
-  InputFile f = read_input_file(path, datasets, attrs, [&](const InputFile& h) {
+  const auto read = guarded ? read_input_file : read_input_file_unguarded;
+  InputFile f = read(path, datasets, attrs, [&](const InputFile& h) {
     x.dims.clear();
     x.numbers.clear();
     x.choices.clear();

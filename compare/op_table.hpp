@@ -86,7 +86,9 @@ std::string all_ops_help();
 // Reads and checks `path` against `s`: missing datasets or attributes, wrong rank, shape or dtype, sizes that
 // disagree between inputs, non-finite values, out-of-range attributes: an Error naming the file, the dataset or
 // attribute, what was expected and what was found. Shapes are checked before any data is read.
-OpInputs read_op_inputs(const OpSpec& s, const std::string& path);
+// `guarded` = false reads in this process only (compare/h5_inputs.hpp read_input_file_unguarded; the fuzz target's
+// built files).
+OpInputs read_op_inputs(const OpSpec& s, const std::string& path, bool guarded = true);
 
 // The inputs as the CUDA path stores them: every float tensor rounded to bf16 (model/bf16.hpp round_bf16: nearest,
 // ties to even, straight from float64), or to fp32 where InputSpec::fp32 says so. What the peer computes on, and

@@ -15,21 +15,14 @@
 #include "compare/hdf5_io.hpp"
 #include "compare/report.hpp"
 #include "fuzz/support.hpp"
+#include "fuzz/support_h5.hpp"
 
 using namespace salasim;
+using fuzz::Bytes;
+using fuzz::ints_attr;
+using fuzz::string_attr;
 
 namespace {
-
-struct Bytes {
-  const uint8_t* p;
-  size_t n;
-  uint8_t next() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-  bool more() const { return n > 0; }
-};
 
 const char* const kParts[] = {"prefill", "decode_0000", "layer_00", "layer_01", "sparse", "select", "blocks",
                               "scores", "lightning", "gla", "out", "state", "embed", "final", "logits", "inputs",
@@ -42,28 +35,6 @@ std::string path_from(Bytes& b) {
   const int depth = 1 + b.next() % 6;
   for (int i = 0; i < depth; ++i) p += std::string("/") + kParts[b.next() % (sizeof kParts / sizeof kParts[0])];
   return p;
-}
-
-// salasim's own kind of string attribute: variable length, UTF-8.
-void string_attr(hid_t obj, const char* name, const std::string& v) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  hid_t s = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-  const char* c = v.c_str();
-  if (a >= 0) H5Awrite(a, t, &c), H5Aclose(a);
-  H5Sclose(s);
-  H5Tclose(t);
-}
-
-void ints_attr(hid_t obj, const char* name, const std::vector<int64_t>& v) {
-  const hsize_t n = v.size();
-  hid_t s = n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL);
-  hid_t a = H5Acreate2(obj, name, H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
-  if (a >= 0 && n) H5Awrite(a, H5T_NATIVE_INT64, v.data());
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(s);
 }
 
 // One attribute of a fuzzed kind: integers (0-4 of them), a string, or a float.

@@ -25,7 +25,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)
 [ -n "$symbolizer" ] && export ASAN_SYMBOLIZER_PATH=$symbolizer
 failed=()
-for t in safetensors config scenario taps; do
+for t in safetensors config scenario taps op_inputs rows; do
   mkdir -p $B/artifacts/$t
   regress=() dict=()
   [ -d fuzz/regressions/$t ] && regress=(fuzz/regressions/$t)
@@ -35,7 +35,7 @@ for t in safetensors config scenario taps; do
   # fuzz_taps: full stacks for the allocations, so that fuzz/lsan.supp can name the libhdf5 function that leaks (the
   # fast unwinder stops at the library's first frame); its runs are few (each input is read in a child process first).
   asan=$ASAN_OPTIONS
-  [ $t = taps ] && asan+=:fast_unwind_on_malloc=0
+  [ $t = taps ] || [ $t = op_inputs ] && asan+=:fast_unwind_on_malloc=0
   if ! ASAN_OPTIONS=$asan $B/fuzz/fuzz_$t -max_total_time="$secs" -timeout=20 -rss_limit_mb=3072 -max_len=65536 -print_final_stats=1 \
        "${dict[@]}" -artifact_prefix=$B/artifacts/$t/ $B/corpus/$t "${regress[@]}" < /dev/null > $B/artifacts/$t.log 2>&1; then
     tail -40 $B/artifacts/$t.log

@@ -5,8 +5,11 @@
 //                shapes cut down), one with a zero-size tensor, and a checkpoint index
 //   taps:        tap and failure dumps written by write_taps / write_failures (float64; float32 deflated as goldens
 //                are), each behind the raw-form byte, and a few operation lists for the built form
+//   op_inputs:   for every op (reference and peer), built-form inputs the op accepts (its well-formed options)
+//   rows:        prompt lengths with the row lists and tap patterns of the docs and tests
 // Usage: salasim_fuzz_seeds OUT
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +94,36 @@ void taps_seeds(const fs::path& to) {
   for (size_t i = 0; i < built.size(); ++i) put(to / ("built-" + std::to_string(i)), built[i]);
 }
 
+// Per op, on the reference and on the peer: the op byte and the built-form byte, then (i) nothing: every choice
+// of fuzz_op_inputs.cpp takes its well-formed option on a 0 byte and missing bytes read as 0, so this file is
+// accepted and the op runs; (ii) all bytes 1: every optional dataset present, sizes of 2, integer attributes 1 above
+// their minimum (most of these are accepted too; a few meet a rule across fields, such as pos0 against the cached
+// keys, and are refused with a message naming it).
+void op_inputs_seeds(const fs::path& to) {
+  for (int op = 0; op < 11; ++op)
+    for (const char form : {char(1), char(3)}) {
+      const std::string tag = std::string(form == 1 ? "op-" : "op-peer-") + std::to_string(op);
+      put(to / (tag + "-plain"), std::vector<char>{char(op), form});
+      std::vector<char> b = {char(op), form};
+      b.insert(b.end(), 400, char(1));
+      put(to / (tag + "-ones"), b);
+    }
+}
+
+void rows_seeds(const fs::path& to) {
+  const std::pair<uint32_t, std::string> seeds[] = {
+      {1000, "0,100,-1\nlayer_00/residual/h"}, {10, "0:4\nlayer_*/lightning/gla/out"}, {10, "-3:\n/prefill/final/"},
+      {10, ":2, 8:\nlayer_01/sparse/select/blocks"}, {10, "0:10:4\nembed"}, {3, "all\nlayer_00/"},
+      {10, "1::4\nlayer_0?/mlp/act,final/logits"}, {64, "0::9223372036854775807\nlayer_00/residual/h"}};
+  int i = 0;
+  for (const auto& [n, text] : seeds) {
+    std::vector<char> b(4);
+    std::memcpy(b.data(), &n, 4);
+    b.insert(b.end(), text.begin(), text.end());
+    put(to / ("rows-" + std::to_string(i++)), b);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,13 +132,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[1];
-  for (const char* t : {"config", "scenario", "safetensors", "taps"}) fs::create_directories(out / t);
+  for (const char* t : {"config", "scenario", "safetensors", "taps", "op_inputs", "rows"}) fs::create_directories(out / t);
   copy_json(kSource / "scenarios/models", out / "config");
   copy_json(kSource / "tests/data", out / "config");
   copy_json(kSource / "tests/data/models", out / "config");
   copy_json(kSource / "scenarios", out / "scenario");
   safetensors_seeds(out / "safetensors");
   taps_seeds(out / "taps");
+  op_inputs_seeds(out / "op_inputs");
+  rows_seeds(out / "rows");
   std::printf("fuzz seeds written to %s\n", out.c_str());
   return 0;
 }
