@@ -33,8 +33,8 @@ step_build() {
     || { grep -E "error|Error" "$OUT/build.log" | head -30; note "build FAILED"; return 1; }
   note "build ok in $((SECONDS - t0)) s"
 }
-step_tests() {  # op tests (the model tests are step_model)
-  "$B/tests/salasim_gpu_tests" "~[model]" -r compact > "$OUT/gpu_tests.log" 2>&1
+step_tests() {  # step_tests [Catch2 filter]: op tests (default: all but the model tests, which are step_model)
+  "$B/tests/salasim_gpu_tests" "${1:-~[model]}" -r compact > "$OUT/gpu_tests.log" 2>&1
   local rc=$?
   tail -3 "$OUT/gpu_tests.log"
   [ $rc -eq 0 ] && note "gpu op tests passed" || { grep -B2 -A25 "FAILED" "$OUT/gpu_tests.log" | head -150; note "gpu op tests FAILED (rc $rc)"; }
