@@ -152,13 +152,14 @@ struct Sparse {
   gpu::Buffer<uint8_t> sel_ws, attn_ws;
   gpu::SelectArgs sel;
 };
-std::shared_ptr<Sparse> sparse_data(int64_t N, uint64_t seed) {
+// T = 0: one prefill chunk (kChunk queries) ending at N; T = 1: the single query of a decode step at position N - 1.
+std::shared_ptr<Sparse> sparse_data(int64_t N, uint64_t seed, int64_t T = 0) {
   const ModelConfig& c = full_config();
   auto s = std::make_shared<Sparse>();
   s->sp = ref::select_params(c);
   const ref::SelectParams& sp = s->sp;
   s->N = N;
-  s->T = std::min(kChunk, N);
+  s->T = T > 0 ? std::min(T, N) : std::min(kChunk, N);
   s->pos0 = N - s->T;
   s->NB = (N + sp.block - 1) / sp.block;
   s->cap1 = std::max<int64_t>(1, ref::n_windows(N, sp.kernel, sp.stride));
@@ -227,12 +228,13 @@ std::string sparse_shape(const Sparse& s) {
   return fmt::format("T={} pos0={} H={} G={} hd={}", s.T, s.pos0, s.sp.heads, s.sp.groups, s.sp.hd);
 }
 
-OpCase sparse_attn_case(int64_t N, uint64_t seed) {
-  auto s = sparse_data(N, seed);
+// decode: sparse_attn.decode, the one query of a decode step (the split + combine kernels)
+OpCase sparse_attn_case(int64_t N, uint64_t seed, bool decode) {
+  auto s = sparse_data(N, seed, decode ? 1 : 0);
   const ref::SelectParams sp = s->sp;
   const int64_t HD = int64_t(sp.heads) * sp.hd;
   OpCase oc;
-  oc.op = "sparse_attn";
+  oc.op = decode ? "sparse_attn.decode" : "sparse_attn";
   oc.shape = sparse_shape(*s);
   oc.tolerance = "sparse/attn/out";
   oc.context = N;
@@ -280,12 +282,13 @@ OpCase sparse_attn_case(int64_t N, uint64_t seed) {
   return oc;
 }
 
-OpCase select_blocks_case(int64_t N, uint64_t seed) {
-  auto s = sparse_data(N, seed);
+// decode: select_blocks.decode, the one query of a decode step
+OpCase select_blocks_case(int64_t N, uint64_t seed, bool decode) {
+  auto s = sparse_data(N, seed, decode ? 1 : 0);
   const ref::SelectParams sp = s->sp;
   const int64_t HD = int64_t(sp.heads) * sp.hd;
   OpCase oc;
-  oc.op = "select_blocks";
+  oc.op = decode ? "select_blocks.decode" : "select_blocks";
   oc.shape = sparse_shape(*s);
   oc.tolerance = "sparse/select/blocks";
   oc.context = N;
@@ -294,9 +297,9 @@ OpCase select_blocks_case(int64_t N, uint64_t seed) {
   const double blocks = reports::sum_causal_blocks(s->pos0, N, sp.block);
   oc.flops = double(sp.heads) * 2 * sp.hd * (s1 + s2);
   oc.exps = double(sp.heads) * (s1 + s2);
-  // pooled keys written and read by top-k, the compressed keys once per 16-query tile, q read
-  oc.bytes = double(sp.groups) * blocks * 2 * 2 + double(s->T) / 16 * double(s->cap1 + s->cap2) * sp.groups * sp.hd * 2 +
-             double(s->T) * HD * 2;
+  // pooled keys written and read by top-k, the compressed keys once per 16-query tile (once for a lone query), q read
+  oc.bytes = double(sp.groups) * blocks * 2 * 2 +
+             std::ceil(double(s->T) / 16) * double(s->cap1 + s->cap2) * sp.groups * sp.hd * 2 + double(s->T) * HD * 2;
   oc.run = [s](gpu::Stream st) {
     gpu::SelectArgs a = s->sel;
     a.scores = nullptr;
@@ -488,9 +491,11 @@ OpCase norm_case(const std::string& op, int64_t N, uint64_t seed) {
 }
 
 // gate (x * sigmoid(z)) and mlp_act (silu(g) * u): two inputs of one width, one output
+// gate and mlp_act on an [x | z] row pair; rmsnorm_gate: the Lightning o_norm then gate, fused
 OpCase pair_case(const std::string& op, int64_t N, uint64_t seed) {
   const ModelConfig& c = full_config();
-  const bool mlp = op == "mlp_act";
+  const bool mlp = op == "mlp_act", norm = op == "rmsnorm_gate";
+  const float eps = float(c.rms_norm_eps);
   const int n = mlp ? c.intermediate_size : int(c.lightning_dim());
   const int64_t T = std::min(kChunk, N);
   auto s = std::make_shared<Elem>();
@@ -499,6 +504,11 @@ OpCase pair_case(const std::string& op, int64_t N, uint64_t seed) {
   s->x = gpu::Buffer<bf16_t>(size_t(T * 2 * n), "x|z");  // gate: x | z side by side; mlp: g | u
   s->y = gpu::Buffer<bf16_t>(size_t(T * n), "out");
   fill(s->x.get(), T * 2 * n, rx);
+  const Rand rw = rnd(seed, "pair.w", 0.3);
+  if (norm) {
+    s->w = gpu::Buffer<bf16_t>(size_t(n), "norm weight");
+    fill(s->w.get(), n, rw);
+  }
   OpCase oc;
   oc.op = op;
   oc.shape = shape_of(T, fmt::format("n={}", n));
@@ -507,17 +517,24 @@ OpCase pair_case(const std::string& op, int64_t N, uint64_t seed) {
   oc.bytes = double(T) * n * 2 * 3;
   oc.flops = double(T) * n * 4;
   oc.exps = double(T) * n;
-  oc.run = [s, T, n, mlp](gpu::Stream st) {
+  oc.run = [s, T, n, mlp, norm, eps](gpu::Stream st) {
     if (mlp) gpu::mlp_act(s->x.get(), T, n, s->y.get(), st);
+    else if (norm) gpu::rmsnorm_gate(s->x.get(), 2 * n, s->w.get(), s->x.get() + n, 2 * n, T, n, eps, s->y.get(), n, nullptr, st);
     else gpu::gate(s->x.get(), 2 * n, s->x.get() + n, 2 * n, T, n, s->y.get(), n, st);
   };
-  oc.check = [s, rx, T, n, mlp, run = oc.run] {
+  oc.check = [s, rx, rw, T, n, mlp, norm, eps, run = oc.run] {
     gpu::fill_bytes(s->y.get(), 0xff, s->y.size() * 2);
     run(nullptr);
     CheckResult res{true, ""};
     for (auto [r0, r1] : bands(T)) {
       const Mat a = host(rx, 2 * n, r0, r1 - r0, 0, n), b = host(rx, 2 * n, r0, r1 - r0, n, n);
       const Mat got = download(s->y.get(), n, r0, r1 - r0, 0, n);
+      if (norm) {
+        const ref::Vec w = host(rw, n, 0, 1, 0, n).row(0).transpose();
+        res = both(res, gate("lightning/gate/out", ref::gate(ref::rmsnorm(a, w, eps, ref::f64()), b, ref::f64()),
+                             ref::gate(ref::rmsnorm(a, w, eps, ref::peer()), b, ref::peer()), got));
+        continue;
+      }
       res = both(res, mlp ? gate("mlp/act", ref::mlp_act(a, b, ref::f64()), ref::mlp_act(a, b, ref::peer()), got)
                           : gate("lightning/gate/out", ref::gate(a, b, ref::f64()), ref::gate(a, b, ref::peer()), got));
     }
@@ -540,6 +557,8 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   if (shape_name == "mlp_down") in = I, out = D, tol = "mlp/out";
   if (shape_name == "o_proj") in = Ld, out = D, tol = "lightning/o_proj/out";
   if (shape_name == "lm_head") out = c.vocab_size, tol = "final/logits";
+  const bool act = shape_name == "mlp_act";  // gemv.mlp_act: the gate|up GEMV with mlp_act fused (decode's path)
+  if (act) out = 2 * I, tol = "mlp/act";
   const int64_t T = gemv ? 1 : std::min(kChunk, N);
   struct S {
     std::unique_ptr<gpu::Blas> blas;  // bound to the stream of the last run (cuBLAS launches on its handle's stream)
@@ -550,7 +569,8 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   const Rand rx = rnd(seed, "gemm.x", 1.0), rW = rnd(seed, "gemm.W", 1.0 / std::sqrt(double(in)));
   s->x = gpu::Buffer<bf16_t>(size_t(T * in), "x");
   s->W = gpu::Buffer<bf16_t>(size_t(out) * in, "W");
-  s->y = gpu::Buffer<bf16_t>(size_t(T * out), "y");
+  const int n_y = act ? I : out;  // elements of y a row
+  s->y = gpu::Buffer<bf16_t>(size_t(T * n_y), "y");
   fill(s->x.get(), T * in, rx);
   fill(s->W.get(), int64_t(out) * in, rW);
   OpCase oc;
@@ -559,8 +579,9 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   oc.tolerance = tol;
   oc.context = N;
   oc.flops = 2.0 * double(T) * in * out;
-  oc.bytes = double(out) * in * 2 + double(T) * (in + out) * 2;
-  oc.run = [s, T, in, out, cublas](gpu::Stream st) {
+  oc.bytes = double(out) * in * 2 + double(T) * (in + n_y) * 2;
+  oc.run = [s, T, in, out, cublas, act](gpu::Stream st) {
+    if (act) return gpu::gemv_mlp_act(s->W.get(), s->x.get(), in, out / 2, s->y.get(), 1.0f, st);
     if (!s->blas || s->stream != st) {
       s->blas = std::make_unique<gpu::Blas>(st);
       s->stream = st;
@@ -570,11 +591,18 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
     gpu::linear(*s->blas, s->x.get(), in, s->W.get(), T, in, out, s->y.get(), out);
     gpu::set_gemv(was);
   };
-  oc.check = [s, rx, rW, T, in, out, tol, run = oc.run] {
+  oc.check = [s, rx, rW, T, in, out, n_y, act, tol, run = oc.run] {
     gpu::fill_bytes(s->y.get(), 0xff, s->y.size() * 2);
     run(nullptr);
     const Mat W = host(rW, in, 0, out, 0, in);
     CheckResult res{true, ""};
+    if (act) {  // T = 1
+      const Mat x = host(rx, in, 0, 1, 0, in), Wg = W.topRows(out / 2), Wu = W.bottomRows(out / 2);
+      const auto num64 = ref::f64(), num_peer = ref::peer();
+      return gate(tol, ref::mlp_act(ref::linear(x, Wg, num64), ref::linear(x, Wu, num64), num64),
+                  ref::mlp_act(ref::linear(x, Wg, num_peer), ref::linear(x, Wu, num_peer), num_peer),
+                  download(s->y.get(), n_y, 0, 1, 0, n_y));
+    }
     for (auto [r0, r1] : bands(T, 8)) {
       const Mat x = host(rx, in, r0, r1 - r0, 0, in);
       res = both(res, gate(tol, ref::linear(x, W, ref::f64()), ref::linear(x, W, ref::peer()),
@@ -594,22 +622,23 @@ const std::vector<std::string>& op_names() {
                                                  "mlp_act",  "gemm.qkvz",   "gemm.mlp_gate_up", "gemm.mlp_down",
                                                  "gemm.o_proj", "gemv.qkvz", "gemv.qkvz.cublas", "gemv.mlp_gate_up",
                                                  "gemv.mlp_gate_up.cublas", "gemv.mlp_down", "gemv.mlp_down.cublas",
-                                                 "gemv.lm_head", "gemv.lm_head.cublas"};
+                                                 "gemv.lm_head", "gemv.lm_head.cublas", "gemv.mlp_act",
+                                                 "select_blocks.decode", "sparse_attn.decode", "rmsnorm_gate"};
   return names;
 }
 
 OpCase make_case(const std::string& op, int64_t context, uint64_t seed) {
   if (op == "gla") return gla_case(context, seed);
-  if (op == "sparse_attn") return sparse_attn_case(context, seed);
-  if (op == "select_blocks") return select_blocks_case(context, seed);
+  if (op == "sparse_attn" || op == "sparse_attn.decode") return sparse_attn_case(context, seed, op != "sparse_attn");
+  if (op == "select_blocks" || op == "select_blocks.decode") return select_blocks_case(context, seed, op != "select_blocks");
   if (op == "compress_k") return compress_k_case(context, seed);
   if (op == "rope") return rope_case(context, seed);
   if (op == "rmsnorm" || op == "residual") return norm_case(op, context, seed);
-  if (op == "gate" || op == "mlp_act") return pair_case(op, context, seed);
+  if (op == "gate" || op == "mlp_act" || op == "rmsnorm_gate") return pair_case(op, context, seed);
   if (op.rfind("gemm.", 0) == 0 || op.rfind("gemv.", 0) == 0) return gemm_case(op, context, seed);
-  fail("op case '{}': unknown (known: gla, sparse_attn, select_blocks, compress_k, rope, rmsnorm, residual, gate, "
-       "mlp_act, gemm.qkvz, gemm.mlp_gate_up, gemm.mlp_down, gemm.o_proj, gemv.* and gemv.*.cublas of "
-       "qkvz, mlp_gate_up, mlp_down, lm_head)",
+  fail("op case '{}': unknown (known: gla, sparse_attn, select_blocks and their .decode, compress_k, rope, rmsnorm, residual, gate, "
+       "mlp_act, rmsnorm_gate, gemm.qkvz, gemm.mlp_gate_up, gemm.mlp_down, gemm.o_proj, gemv.* and gemv.*.cublas of "
+       "qkvz, mlp_gate_up, mlp_down, lm_head, and gemv.mlp_act)",
        op);
 }
 

@@ -31,6 +31,9 @@ void linear(const Blas& b, const bf16_t* x, int64_t ldx, const bf16_t* W, int64_
 // ---- gemv.cu: y = alpha * W x for one token. x: [in]; W: [out, in]; y: [out].
 bool gemv_supported(const bf16_t* x, const bf16_t* W, int in);
 void gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float alpha, Stream s);
+// The fused gate|up projection with mlp_act (ops.hpp) in its epilogue, for one token: W: [2I, in] (gate rows, then up
+// rows); act: [I] = bf16(silu(g) * u) with g, u = bf16(alpha * W x) halves: the bits of gemv then mlp_act.
+void gemv_mlp_act(const bf16_t* W, const bf16_t* x, int in, int I, bf16_t* act, float alpha, Stream s);
 // Which path linear takes for T = 1: the custom gemv (default) or cuBLAS (for side-by-side measurements).
 void set_gemv(bool custom);
 bool gemv_custom();  // the path set_gemv chose

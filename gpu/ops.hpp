@@ -36,6 +36,11 @@ void rope_qk(bf16_t* q, int64_t ldx, int64_t T, int H, int hd, const bf16_t* wq,
 void gate(const bf16_t* x, int64_t ldx, const bf16_t* z, int64_t ldz, int64_t T, int n, bf16_t* y, int64_t ldy,
           Stream s);
 
+// ---- rmsnorm.cu: y = gate(rmsnorm(x; w), z) in one pass (the Lightning o_norm and z gate), the bits of the two;
+// normed: [T, n] (ld n) gets rmsnorm(x; w) too when not null (its tap). y may alias x.
+void rmsnorm_gate(const bf16_t* x, int64_t ldx, const bf16_t* w, const bf16_t* z, int64_t ldz, int64_t T, int n,
+                  float eps, bf16_t* y, int64_t ldy, bf16_t* normed, Stream s);
+
 // ---- mlp.cu: act = bf16(silu(g) * u) with g = gu[:, :I], u = gu[:, I:2I]. gu: [T, 2I]; act: [T, I].
 void mlp_act(const bf16_t* gu, int64_t T, int I, bf16_t* act, Stream s);
 

@@ -278,9 +278,19 @@ struct Runner::Impl {
       std::vector<float> st = S[size_t(l)].download();
       taps->replace(P + "gla/state", Tap{{H, hd, hd}, std::vector<double>(st.begin(), st.end())});
     }
-    timed(kOther, [&] { rmsnorm(attn.get(), Ld, L.o_norm.get(), T, int(Ld), float(c.rms_norm_eps), attn.get(), Ld, stream); });
-    tap(taps, P + "o_norm/out", attn.get(), T, Ld, Ld);
-    timed(kOther, [&] { gate(attn.get(), Ld, z, ld, T, int(Ld), attn.get(), Ld, stream); });
+    // o_norm and the z gate in one pass; o_norm's output is written out only for its tap, into the MLP's gate|up
+    // buffer ([chunk, 2I], free until the MLP) where T * Ld elements fit (the two ops apart otherwise: same bits)
+    const float eps = float(c.rms_norm_eps);
+    const bool want_norm = taps && taps->wants(P + "o_norm/out");
+    if (want_norm && gu.size() < size_t(T * Ld)) {
+      timed(kOther, [&] { rmsnorm(attn.get(), Ld, L.o_norm.get(), T, int(Ld), eps, attn.get(), Ld, stream); });
+      tap(taps, P + "o_norm/out", attn.get(), T, Ld, Ld);
+      timed(kOther, [&] { gate(attn.get(), Ld, z, ld, T, int(Ld), attn.get(), Ld, stream); });
+    } else {
+      bf16_t* normed = want_norm ? gu.get() : nullptr;
+      timed(kOther, [&] { rmsnorm_gate(attn.get(), Ld, L.o_norm.get(), z, ld, T, int(Ld), eps, attn.get(), Ld, normed, stream); });
+      if (normed) tap(taps, P + "o_norm/out", normed, T, Ld, Ld);
+    }
     tap(taps, P + "gate/out", attn.get(), T, Ld, Ld);
     gemm(attn.get(), Ld, L.o.get(), T, int(Ld), int(D), y.get(), D);
     tap(taps, P + "o_proj/out", y.get(), T, D, D);
@@ -461,8 +471,12 @@ struct Runner::Impl {
       tap(taps, ldir + "residual/mid", h.get(), T, D, D);
       tap(taps, ldir + "post_norm/out", a.get(), T, D, D);
       const int I = c.intermediate_size;
-      gemm(a.get(), D, L.gate_up.get(), T, int(D), 2 * I, gu.get(), 2 * I);
-      timed(kOther, [&] { mlp_act(gu.get(), T, I, act.get(), stream); });
+      if (T == 1 && gemv_custom() && gemv_supported(a.get(), L.gate_up.get(), int(D))) {  // decode: one launch
+        timed(kGemm, [&] { gemv_mlp_act(L.gate_up.get(), a.get(), int(D), I, act.get(), 1.0f, stream); });
+      } else {
+        gemm(a.get(), D, L.gate_up.get(), T, int(D), 2 * I, gu.get(), 2 * I);
+        timed(kOther, [&] { mlp_act(gu.get(), T, I, act.get(), stream); });
+      }
       tap(taps, ldir + "mlp/act", act.get(), T, I, I);
       gemm(act.get(), I, L.down.get(), T, I, int(D), y.get(), D);
       tap(taps, ldir + "mlp/out", y.get(), T, D, D);

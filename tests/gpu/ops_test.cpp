@@ -71,6 +71,35 @@ TEST_CASE("rmsnorm: rows and strided rows within tolerance", "[rmsnorm][gpu]") {
   }
 }
 
+TEST_CASE("rmsnorm_gate: the bits of rmsnorm then gate, in place, with and without the norm's output", "[rmsnorm][gpu]") {
+  // n = 4096 (the Lightning width) and 4104 (a ragged last pass of the 256 threads); z inside a wider row
+  for (const int n : {4096, 4104}) {
+    const int T = 5;
+    const int64_t ldz = 3 * int64_t(n) + 8;
+    const Mat x = bf16_round(randn(T, n, 81, 3.0)), zz = bf16_round(randn(T, ldz, 82, 2.0));
+    const Mat w = bf16_round(Mat(randn(1, n, 83, 0.2).array() + 1.0));
+    auto dw = upload_bf16(w), dz = upload_bf16(zz);
+    const gpu::bf16_t* z = dz.get() + 2 * n + 8;
+    auto two = upload_bf16(x);
+    gpu::rmsnorm(two.get(), n, dw.get(), T, n, 1e-6f, two.get(), n, nullptr);
+    const Mat norm = download_bf16(two, T, n);
+    gpu::gate(two.get(), n, z, ldz, T, n, two.get(), n, nullptr);
+    const Mat want = download_bf16(two, T, n);
+    for (const bool with_norm : {false, true}) {
+      auto one = upload_bf16(x);
+      gpu::Buffer<gpu::bf16_t> normed(size_t(T) * n);
+      poison(normed);
+      gpu::rmsnorm_gate(one.get(), n, dw.get(), z, ldz, T, n, 1e-6f, one.get(), n, with_norm ? normed.get() : nullptr,
+                        nullptr);
+      INFO("n " << n << ", norm output " << with_norm);
+      CHECK((download_bf16(one, T, n) - want).cwiseAbs().maxCoeff() == 0.0);
+      const Mat got_norm = download_bf16(normed, T, n);
+      if (with_norm) CHECK((got_norm - norm).cwiseAbs().maxCoeff() == 0.0);
+      else CHECK(got_norm.array().isNaN().all());  // not written
+    }
+  }
+}
+
 TEST_CASE("residual: h + s b then the next rmsnorm, within tolerance", "[residual][gpu]") {
   const int64_t T = 33;
   const int D = 1000;
@@ -132,8 +161,9 @@ TEST_CASE("rope: rope_qk equals rope on q and rope on k, bit for bit", "[rope][g
 }
 
 TEST_CASE("gemv: y = alpha W x within one bf16 rounding of float64, odd sizes and both row paths", "[gemv][gpu]") {
-  // in = 4104: 2 rows a warp and a ragged last batch; in = 16392: 1 row a warp; out not a multiple of a CTA's rows
-  for (const auto& [in, out] : {std::pair<int, int>{4104, 37}, {4104, 1001}, {16392, 45}, {8, 3}}) {
+  // in = 4104: 2 rows a warp and a ragged last batch; in = 16392 and 16384: rows split over 4 warps (the last quarter
+  // of 16392 shorter); out odd and not a multiple of a CTA's rows
+  for (const auto& [in, out] : {std::pair<int, int>{4104, 37}, {4104, 1001}, {16392, 45}, {16384, 4093}, {8, 3}}) {
     const Mat W = bf16_round(randn(out, in, 31 + uint64_t(in), 0.05)), x = bf16_round(randn(1, in, 32));
     auto dW = upload_bf16(W), dx = upload_bf16(x);
     gpu::Buffer<gpu::bf16_t> dy(size_t(out) + 8);
@@ -173,6 +203,30 @@ TEST_CASE("gemv: reads x only once the kernel that writes it has finished (progr
     int64_t wrong = 0;
     for (int i = 0; i < out; ++i) wrong += !(std::abs(got(0, i) - exact(i)) <= std::ldexp(std::abs(exact(i)), -8) + 1e-5 * mag(i));
     INFO("round " << round);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("gemv_mlp_act: the bits of gemv then mlp_act, and within one bf16 rounding of float64", "[gemv][gpu]") {
+  for (const auto& [in, I] : {std::pair<int, int>{4104, 37}, {4096, 1003}, {8, 8}}) {
+    const Mat W = bf16_round(randn(2 * I, in, 71 + uint64_t(in), 0.05)), x = bf16_round(randn(1, in, 72, 2.0));
+    auto dW = upload_bf16(W), dx = upload_bf16(x);
+    gpu::Buffer<gpu::bf16_t> fused{size_t(I) + 8}, gu{size_t(2 * I)}, two{size_t(I)};
+    poison(fused);
+    const float alpha = 0.75f;
+    gpu::gemv_mlp_act(dW.get(), dx.get(), in, I, fused.get(), alpha, nullptr);
+    gpu::gemv(dW.get(), dx.get(), in, 2 * I, gu.get(), alpha, nullptr);
+    gpu::mlp_act(gu.get(), 1, I, two.get(), nullptr);
+    const Mat got = download_bf16(fused, 1, I + 8), ref2 = download_bf16(two, 1, I);
+    const Mat g = double(alpha) * (W.topRows(I) * x.transpose()), u = double(alpha) * (W.bottomRows(I) * x.transpose());
+    INFO("in " << in << ", I " << I);
+    CHECK((got.leftCols(I) - ref2).cwiseAbs().maxCoeff() == 0.0);
+    for (int i = I; i < I + 8; ++i) CHECK(std::isnan(got(0, i)));  // nothing past I written
+    int64_t wrong = 0;
+    for (int i = 0; i < I; ++i) {  // g and u each rounded once, then the product: a few bf16 steps at most
+      const double gi = g(i), exact = gi / (1 + std::exp(-gi)) * u(i);
+      wrong += !(std::abs(got(0, i) - exact) <= std::ldexp(std::abs(exact), -6) + 1e-4);
+    }
     CHECK(wrong == 0);
   }
 }
