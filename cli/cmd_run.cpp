@@ -71,7 +71,7 @@ struct Args {
   double time_limit = 0;  // seconds; 0 = none
   bool extrapolate = false;
   int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
-  std::string gemv;          // "custom" or "cublas" for the single-token GEMMs; empty: the library's default
+  std::string gemv;          // "custom", "rows" or "cublas" for the single-token GEMMs; empty: the library's default
   std::string pdl;           // "on" or "off": programmatic dependent launch; empty: the library's default (on)
   int64_t prompt_seed = -1;  // the prompt's random tokens; -1: --seed
   std::string dump_taps;     // tap dump of the chosen taps and rows
@@ -174,7 +174,10 @@ int run(const Args& a) {
   if (!gpu::available(&why)) fail("salasim run needs a GPU: {}", why);
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
-  if (!a.gemv.empty()) gpu::set_gemv(a.gemv == "custom");
+  if (!a.gemv.empty()) {
+    gpu::set_gemv(a.gemv != "cublas");
+    gpu::set_gemv_split(a.gemv != "rows");
+  }
   if (!a.pdl.empty()) gpu::set_pdl(a.pdl == "on");
   gpu::Runner r(c, w, o);
   const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
@@ -322,7 +325,7 @@ int run(const Args& a) {
                         {"ttft_s", ttft},
                         {"decode_ms_per_token", median},
                         {"decode_host_enqueue_ms", enqueue_ms},
-                        {"decode_gemv", gpu::gemv_custom() ? "custom" : "cublas"},
+                        {"decode_gemv", !gpu::gemv_custom() ? "cublas" : gpu::gemv_split() ? "custom" : "rows"},
                         {"pdl", gpu::pdl_enabled() ? "on" : "off"},
                         {"peak_vram_bytes", peak},
                         {"planner_peak_bytes", r.plan().total},
@@ -405,9 +408,9 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
               "the released config)");
   c->add_flag("--json", a->json, "machine-readable output (the reports/measured/<hw>/*.json record format)");
   c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
-  c->add_option("--gemv", a->gemv, "single-token GEMMs of decode: custom (gpu/gemv.cu) or cublas; default: the "
-                                    "library's choice (docs/performance.md)")
-      ->check(CLI::IsMember({"custom", "cublas"}));
+  c->add_option("--gemv", a->gemv, "single-token GEMMs of decode: custom (gpu/gemv.cu, rows split over warps), rows "
+                                    "(the same kernel, whole rows a warp) or cublas; default: custom (docs/performance.md)")
+      ->check(CLI::IsMember({"custom", "rows", "cublas"}));
   c->add_option("--pdl", a->pdl, "programmatic dependent launch of every kernel (gpu/pdl.cuh): on (default) or "
                                   "off, to measure what the overlap of launches buys; results are the same bits")
       ->check(CLI::IsMember({"on", "off"}));

@@ -37,5 +37,9 @@ void gemv_mlp_act(const bf16_t* W, const bf16_t* x, int in, int I, bf16_t* act, 
 // Which path linear takes for T = 1: the custom gemv (default) or cuBLAS (for side-by-side measurements).
 void set_gemv(bool custom);
 bool gemv_custom();  // the path set_gemv chose
+// How the custom gemv spreads a row: over 4 warps (8 past 8192 columns; the default), or, after
+// set_gemv_split(false), whole rows a warp up to 8192 columns and quarters past it (the earlier layout, measured beside).
+void set_gemv_split(bool split);
+bool gemv_split();
 
 }  // namespace salasim::gpu

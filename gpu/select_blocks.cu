@@ -458,43 +458,33 @@ struct SelectRule {
   int block, init_blocks, local_blocks, k_sel;
 };
 
-// pooled: [nq, G, nbs] keys; blocks: [T, G, k_sel] (absolute query rows); scores_out: [T, G, n_blocks] or nullptr.
-// Grid (nq, G), blockDim.x a multiple of 32 in [kTopkMinThreads, kTopkMaxThreads] (topk_threads). all-chosen
-// queries (every causal block chosen: the sub-chunk may have skipped scoring) never read their keys.
-// Block indices are int: validate bounds nb by 65535 x 127.
-__global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectRule rule,
-                                                               const uint16_t* __restrict__ pooled, int64_t nbs,
-                                                               int32_t* __restrict__ blocks,
-                                                               float* __restrict__ scores_out, int64_t n_blocks) {
-  pdl_begin();  // launched with launch_pdl (pdl.cuh)
-  __shared__ __align__(16) int hist[2][256];  // high bytes, then low bytes under the chosen high byte
-  const int64_t tl = blockIdx.x;
-  const int g = blockIdx.y;
-  const int64_t t = ch.t0 + tl;
-  const int qb = int((ch.pos0 + t) / rule.block), nb = qb + 1;
-  const uint16_t* pk = pooled + (tl * ch.G + g) * nbs;
-  int32_t* out = blocks + (t * ch.G + g) * rule.k_sel;
-
-  auto forced = [&](int b) { return b < rule.init_blocks || b >= qb - rule.local_blocks; };  // b <= qb always
-  // |[0, min(init, nb)) u [max(0, qb - local), qb]|
-  const int a_hi = std::min(rule.init_blocks, nb), b_lo = std::max(0, qb - rule.local_blocks);
-  const int n_forced = a_hi + (qb - b_lo + 1) - std::max(0, a_hi - b_lo);
-  const int n_cand = nb - n_forced;
-  const int take = std::min(std::max(0, rule.k_sel - n_forced), n_cand);
-
-  if (scores_out) {
-    float* so = scores_out + (t * ch.G + g) * n_blocks;
-    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x)
-      so[b] = forced(int(b)) ? INFINITY : __uint_as_float(uint32_t(pk[b]) << 16);
-    for (int64_t b = nb + threadIdx.x; b < n_blocks; b += blockDim.x) so[b] = -INFINITY;
+// The forced blocks of a query at block qb: [0, a_hi) and [b_lo, qb]; n_forced of them, n_cand others, and `take`:
+// how many of the others are chosen.
+struct Forced {
+  int qb, a_hi, b_lo, n_forced, n_cand, take;
+  __device__ Forced(const SelectRule& rule, int qb_) : qb(qb_) {
+    const int nb = qb + 1;
+    a_hi = std::min(rule.init_blocks, nb), b_lo = std::max(0, qb - rule.local_blocks);
+    n_forced = a_hi + (qb - b_lo + 1) - std::max(0, a_hi - b_lo);  // |[0, a_hi) u [b_lo, qb]|
+    n_cand = nb - n_forced;
+    take = std::min(std::max(0, rule.k_sel - n_forced), n_cand);
   }
-  if (take == n_cand) {  // every causal block is chosen (e.g. qb + 1 <= k_sel), the first k_sel if forced exceed it
-    for (int i = threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = i < nb ? i : -1;
-    return;  // CTA-uniform
-  }
+  __device__ bool operator()(int b) const { return b < a_hi || b >= b_lo; }  // b <= qb always
+};
 
-  const int S = ((nb + int(blockDim.x) - 1) / int(blockDim.x) + 7) / 8 * 8;  // keys per thread
-  const int seg0 = int(threadIdx.x) * S, seg1 = std::min(seg0 + S, nb);
+// The CTA's choice among entries 0 .. n - 1 of keys pk (any 2-byte alignment): every entry with forced(i), and the
+// `take` entries with cand(i) of the largest keys, ties to the lower entry (take <= the candidates). Thread i owns
+// the contiguous entries [i S, i S + S) (S a multiple of 8), so thread order is entry order and a thread reads its
+// keys as 16-byte vectors of 8; a fixed 5 barriers whatever n: zero the histograms, two histogram passes (high byte,
+// then the low byte under the chosen high byte), one scan. emit(pos, i, key) for each chosen entry, ascending, pos
+// its rank among them, while pos < cap. Returns how many are chosen (all of them, past cap too). Every thread of the
+// CTA calls it, once per kernel.
+template <class IsForced, class IsCand, class Emit>
+__device__ int select_top(const uint16_t* __restrict__ pk, int n, int take, int cap, IsForced forced, IsCand cand,
+                          Emit emit) {
+  __shared__ __align__(16) int hist[2][256];
+  const int S = ((n + int(blockDim.x) - 1) / int(blockDim.x) + 7) / 8 * 8;  // keys per thread
+  const int seg0 = int(threadIdx.x) * S, seg1 = std::min(seg0 + S, n);
   const int warp0 = int(threadIdx.x / 32) * 32 * S;  // the warp's first key: loops bounded by it stay warp-uniform
   const bool vec = reinterpret_cast<uintptr_t>(pk) % 16 == 0;
 
@@ -503,13 +493,13 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectR
   if (take > 0) {
     // h[bin_of(key)] += 1 over the candidates of the thread's segment (bin -1: not counted), then a barrier
     auto histogram = [&](int* h, auto bin_of) {
-      for (int c = 0; c < S && warp0 + c < nb; c += 8) {
+      for (int c = 0; c < S && warp0 + c < n; c += 8) {
         uint32_t k[8];
-        load_keys8(pk, seg0 + c, nb, vec, k);
+        load_keys8(pk, seg0 + c, n, vec, k);
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
           const int b = seg0 + c + e;
-          hist_add(h, b < nb && !forced(b) ? bin_of(k[e]) : -1);
+          hist_add(h, b < n && cand(b) ? bin_of(k[e]) : -1);
         }
       }
       __syncthreads();
@@ -524,10 +514,10 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectR
     n_eq = lo.y;
   }
 
-  // emit ascending: forced, keys above thr, and the first n_eq candidates equal to thr (lower block index wins).
+  // emit ascending: forced, candidates above thr, and the first n_eq candidates equal to thr (lower entry wins).
   // Per thread: above = forced or above thr, eq = candidates equal to thr; one scan of both counts (eq in the high
   // word) gives the thread's rank among the ties and its output offset.
-  auto each_key = [&](auto f) {  // f(b, key) for the blocks of the thread's segment, ascending
+  auto each_key = [&](auto f) {  // f(i, key) for the entries of the thread's segment, ascending
     for (int c = seg0; c < seg1; c += 8) {
       uint32_t k[8];
       load_keys8(pk, c, seg1, vec, k);
@@ -537,26 +527,122 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectR
   };
   int above = 0, eq = 0;
   each_key([&](int b, int key) {
-    if (forced(b) || key > thr) ++above;
-    else if (key == thr) ++eq;
+    if (forced(b)) ++above;
+    else if (cand(b) && key > thr) ++above;
+    else if (cand(b) && key == thr) ++eq;
   });
   uint64_t total;
   const uint64_t before = block_exclusive_scan(uint64_t(eq) << 32 | uint64_t(above), &total);
   const int eq_before = int(before >> 32), eq_taken = std::min(std::max(n_eq - eq_before, 0), eq);
-  int pos = int(before & 0xffffffffu) + std::min(eq_before, n_eq);  // selected keys of the threads before this one
-  if (above + eq_taken > 0 && pos < rule.k_sel) {
+  int pos = int(before & 0xffffffffu) + std::min(eq_before, n_eq);  // chosen entries of the threads before this one
+  if (above + eq_taken > 0 && pos < cap) {
     int eq_rank = eq_before;
     each_key([&](int b, int key) {
-      const bool tie = !forced(b) && key == thr;
-      if (forced(b) || key > thr || (tie && eq_rank < n_eq)) {
-        if (pos < rule.k_sel) out[pos] = b;
+      const bool f = forced(b), c = !f && cand(b), tie = c && key == thr;
+      if (f || (c && key > thr) || (tie && eq_rank < n_eq)) {
+        if (pos < cap) emit(pos, b, key);
         ++pos;
       }
       eq_rank += tie;
     });
   }
-  const int n_out = int(total & 0xffffffffu) + std::min(int(total >> 32), n_eq);
+  return int(total & 0xffffffffu) + std::min(int(total >> 32), n_eq);
+}
+
+// pooled: [nq, G, nbs] keys; blocks: [T, G, k_sel] (absolute query rows); scores_out: [T, G, n_blocks] or nullptr.
+// Grid (nq, G), blockDim.x a multiple of 32 in [kTopkMinThreads, kTopkMaxThreads] (topk_threads). all-chosen
+// queries (every causal block chosen: the sub-chunk may have skipped scoring) never read their keys.
+// Block indices are int: validate bounds nb by 65535 x 127.
+__global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectRule rule,
+                                                               const uint16_t* __restrict__ pooled, int64_t nbs,
+                                                               int32_t* __restrict__ blocks,
+                                                               float* __restrict__ scores_out, int64_t n_blocks) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
+  const int64_t tl = blockIdx.x;
+  const int g = blockIdx.y;
+  const int64_t t = ch.t0 + tl;
+  const Forced forced(rule, int((ch.pos0 + t) / rule.block));
+  const int nb = forced.qb + 1;
+  const uint16_t* pk = pooled + (tl * ch.G + g) * nbs;
+  int32_t* out = blocks + (t * ch.G + g) * rule.k_sel;
+
+  if (scores_out) {
+    float* so = scores_out + (t * ch.G + g) * n_blocks;
+    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x)
+      so[b] = forced(int(b)) ? INFINITY : __uint_as_float(uint32_t(pk[b]) << 16);
+    for (int64_t b = nb + threadIdx.x; b < n_blocks; b += blockDim.x) so[b] = -INFINITY;
+  }
+  if (forced.take == forced.n_cand) {  // every causal block is chosen (e.g. qb + 1 <= k_sel), the first k_sel if forced exceed it
+    for (int i = threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = i < nb ? i : -1;
+    return;  // CTA-uniform
+  }
+  const int n_out = select_top(pk, nb, forced.take, rule.k_sel, forced, [&](int b) { return !forced(b); },
+                               [&](int pos, int b, int) { out[pos] = b; });
   for (int i = std::min(n_out, rule.k_sel) + threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = -1;
+}
+
+// ---- split top-k (sub-chunks of <= kTopkSplitRows queries past kTopkSplitBlocks blocks: decode). One CTA per
+// (query, group) covers every key of a query in the kernel above, so a decode step at 2M tokens (32K blocks) ran two
+// CTAs for 33 us a layer. Exact in two steps: each segment of kTopkSegment blocks chooses its own top `take` candidates, then one CTA chooses among the
+// segments' choices. A candidate among the query's top `take` is among its segment's top `take` (fewer than take
+// candidates of the segment rank above it), and the segments' choices, listed segment after segment in ascending
+// block order, keep the tie rule (the lower block wins).
+// Where the two launches pay: select_blocks.decode measured 0.051 / 0.081 ms one-CTA and 0.055 / 0.068 ms split at
+// 16K / 32K blocks (1M / 2M tokens; bench/RESULTS.md), so they cross near 20K.
+constexpr int64_t kTopkSplitBlocks = 20480;
+constexpr int kTopkSegThreads = int(kTopkSegment / 8);  // 8 keys a thread
+
+// Grid (nq, G, nseg), kTopkSegThreads threads. cand_ids / cand_keys: [nq, G, nseg, kTopkCandMax], the segment's
+// chosen blocks ascending then -1 (key 0) to the end of its slots.
+__global__ void __launch_bounds__(kTopkSegThreads) topk_segment_kernel(Chunk ch, SelectRule rule,
+                                                                       const uint16_t* __restrict__ pooled, int64_t nbs,
+                                                                       int32_t* __restrict__ cand_ids,
+                                                                       uint16_t* __restrict__ cand_keys) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
+  const int64_t tl = blockIdx.x, slot = ((tl * ch.G + blockIdx.y) * gridDim.z + blockIdx.z) * kTopkCandMax;
+  const Forced forced(rule, int((ch.pos0 + ch.t0 + tl) / rule.block));
+  const int s0 = int(blockIdx.z) * int(kTopkSegment), s1 = std::min(s0 + int(kTopkSegment), forced.qb + 1);
+  int32_t* ids = cand_ids + slot;
+  uint16_t* keys = cand_keys + slot;
+  int n_out = 0;
+  if (s0 < s1 && forced.take < forced.n_cand) {  // CTA-uniform; else topk_merge_kernel reads no candidate
+    auto ov = [](int a0, int a1, int b0, int b1) { return std::max(0, std::min(a1, b1) - std::max(a0, b0)); };
+    const int n_forced = ov(s0, s1, 0, forced.a_hi) + ov(s0, s1, forced.b_lo, forced.qb + 1) -
+                         ov(s0, s1, std::max(0, forced.b_lo), std::min(forced.a_hi, forced.qb + 1));
+    const int take = std::min(forced.take, (s1 - s0) - n_forced);
+    n_out = select_top(pooled + (tl * ch.G + blockIdx.y) * nbs + s0, s1 - s0, take, kTopkCandMax,
+                       [](int) { return false; }, [&](int i) { return !forced(s0 + i); },
+                       [&](int pos, int i, int key) { ids[pos] = s0 + i, keys[pos] = uint16_t(key); });
+  }
+  for (int i = n_out + threadIdx.x; i < kTopkCandMax; i += blockDim.x) ids[i] = -1, keys[i] = 0;
+}
+
+// Grid (nq, G), threads for nseg * kTopkCandMax entries (topk_threads). blocks: [T, G, k_sel]: the forced blocks
+// [0, a_hi), the chosen candidates, the forced [b_lo, qb], -1 padding: ascending, as topk_kernel writes them.
+__global__ void __launch_bounds__(kTopkMaxThreads) topk_merge_kernel(Chunk ch, SelectRule rule, int nseg,
+                                                                     const int32_t* __restrict__ cand_ids,
+                                                                     const uint16_t* __restrict__ cand_keys,
+                                                                     int32_t* __restrict__ blocks) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
+  const int64_t tl = blockIdx.x, t = ch.t0 + tl;
+  const Forced forced(rule, int((ch.pos0 + t) / rule.block));
+  const int nb = forced.qb + 1;
+  int32_t* out = blocks + (t * ch.G + blockIdx.y) * rule.k_sel;
+  if (forced.take == forced.n_cand) {  // as topk_kernel
+    for (int i = threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = i < nb ? i : -1;
+    return;  // CTA-uniform
+  }
+  const int64_t slot = (tl * ch.G + blockIdx.y) * int64_t(nseg) * kTopkCandMax;
+  const int32_t* ids = cand_ids + slot;
+  const int n_sel = select_top(cand_keys + slot, nseg * kTopkCandMax, forced.take, std::max(0, rule.k_sel - forced.a_hi),
+                               [](int) { return false; }, [&](int i) { return ids[i] >= 0; },
+                               [&](int pos, int i, int) { out[forced.a_hi + pos] = ids[i]; });
+  const int lo = std::max(forced.b_lo, forced.a_hi), n_local = forced.qb + 1 - lo;  // the forced blocks past a_hi
+  for (int i = threadIdx.x; i < forced.a_hi + n_local; i += blockDim.x) {
+    const int pos = i < forced.a_hi ? i : forced.a_hi + n_sel + (i - forced.a_hi);
+    if (pos < rule.k_sel) out[pos] = i < forced.a_hi ? i : lo + (i - forced.a_hi);
+  }
+  for (int i = forced.a_hi + n_sel + n_local + threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = -1;
 }
 
 // Threads per topk CTA: enough that each holds at most `per` keys of the sub-chunk's last query (nbc blocks), a
@@ -570,8 +656,30 @@ int topk_threads(int64_t nbc, int64_t ctas) {
   return n;
 }
 
+// The split top-k's candidate slots ([min(nq, kTopkSplitRows), G, nseg, kTopkCandMax] ids and keys), when it is used.
+struct TopkSplit {
+  int32_t* ids = nullptr;
+  uint16_t* keys = nullptr;
+  int64_t nseg = 0;
+};
+// always: whatever nbc (the tests' entry, for the split's edges at any size)
+bool use_split_topk(const Chunk& ch, const SelectRule& rule, int64_t nbc, const float* scores, const TopkSplit& sp,
+                    bool always = false) {
+  return sp.ids && !scores && ch.nq <= kTopkSplitRows && (always || nbc > kTopkSplitBlocks) &&
+         rule.k_sel <= kTopkCandMax && sp.nseg == (nbc + kTopkSegment - 1) / kTopkSegment;
+}
+
 cudaError_t launch_topk(const Chunk& ch, const SelectRule& rule, int64_t nbc, const uint16_t* pooled, int64_t nbs,
-                        int32_t* blocks, float* scores, int64_t n_blocks, Stream s) {
+                        int32_t* blocks, float* scores, int64_t n_blocks, const TopkSplit& sp, Stream s,
+                        bool split_always = false) {
+  if (use_split_topk(ch, rule, nbc, scores, sp, split_always)) {
+    const dim3 grid(unsigned(ch.nq), unsigned(ch.G), unsigned(sp.nseg));
+    const cudaError_t e = launch_pdl(topk_segment_kernel, grid, kTopkSegThreads, 0, s, ch, rule, pooled, nbs, sp.ids, sp.keys);
+    if (e != cudaSuccess) return e;
+    // <= 8 of the nseg * kTopkCandMax entries a thread
+    return launch_pdl(topk_merge_kernel, dim3(unsigned(ch.nq), unsigned(ch.G)), topk_threads(2 * sp.nseg * kTopkCandMax, 1),
+                      0, s, ch, rule, int(sp.nseg), sp.ids, sp.keys, blocks);
+  }
   const int threads = topk_threads(nbc, ch.nq * ch.G);
   return launch_pdl(topk_kernel, dim3(unsigned(ch.nq), unsigned(ch.G)), threads, 0, s, ch, rule, pooled, nbs, blocks,
                     scores, n_blocks);
@@ -672,7 +780,9 @@ void select_blocks(const SelectArgs& a, Stream s) {
                             a.block, lse, pooled, L.nbs),
                  [&] { return at("score_pool"); });
     }
-    CUDA_CHECK(launch_topk(ch, rule, nbc, pooled, L.nbs, a.blocks, a.scores, a.n_blocks, s),
+    const TopkSplit sp{reinterpret_cast<int32_t*>(base + L.cand_ids), reinterpret_cast<uint16_t*>(base + L.cand_keys),
+                       (nbc + kTopkSegment - 1) / kTopkSegment};
+    CUDA_CHECK(launch_topk(ch, rule, nbc, pooled, L.nbs, a.blocks, a.scores, a.n_blocks, sp, s),
                [&] { return at("topk"); });
   }
 }
@@ -695,9 +805,18 @@ void topk_for_test(const TopkArgs& a, Stream s) {
             "nbs and n_blocks must cover the blocks of the last query (and those fit an int)");
   ARG_CHECK(a.keys && a.blocks, op, "null keys or blocks");
   const Chunk ch{nullptr, 0, a.pos0, 0, a.T, a.G, 0, 0.f};
+  // the split top-k's candidate slots, as select_blocks' workspace holds them (used where select_blocks would)
+  TopkSplit sp;
+  sp.nseg = (nbc + kTopkSegment - 1) / kTopkSegment;
+  const size_t n_cand = size_t(std::min<int64_t>(a.T, kTopkSplitRows) * a.G * sp.nseg) * kTopkCandMax;
+  const bool split = a.split != TopkArgs::Split::never;
+  Buffer<int32_t> ids(split ? n_cand : 0, "split top-k candidate ids");
+  Buffer<uint16_t> keys(split ? n_cand : 0, "split top-k candidate keys");
+  sp.ids = ids.get(), sp.keys = keys.get();
   CUDA_CHECK(launch_topk(ch, SelectRule{a.block, a.init_blocks, a.local_blocks, a.k_sel}, nbc, a.keys, a.nbs, a.blocks,
-                         a.scores, a.n_blocks, s),
+                         a.scores, a.n_blocks, sp, s, a.split == TopkArgs::Split::always),
              op);
+  if (split) synchronize();  // the candidate buffers are freed on return
 }
 
 }  // namespace salasim::gpu::detail

@@ -18,6 +18,10 @@ struct TopkArgs {
   int32_t* blocks = nullptr;  // out [T, G, k_sel]: forced + the top of the others, ascending, -1 padding
   float* scores = nullptr;    // optional out [T, G, n_blocks]: the keys as floats, +inf forced, -inf past the query
   int64_t n_blocks = 0;
+  // The split top-k (per 1024-block segment, then among the segments' choices): where select_blocks takes it (auto:
+  // <= 4 queries, > 20480 blocks, no scores, k_sel <= 128), never, or always (<= 4 queries, no scores, k_sel <= 128).
+  enum class Split { automatic, never, always };
+  Split split = Split::automatic;
 };
 
 // Launches the topk kernel exactly as select_blocks does for a sub-chunk of T queries.

@@ -43,6 +43,12 @@ SelectLayout select_layout(int64_t rows, int64_t n2, int64_t nb, int H, int G) {
   off += align256(size_t(rows * H) * 4);
   L.pooled = off;
   off += align256(size_t(rows * G * L.nbs) * 2);
+  L.nseg = (std::max<int64_t>(nb, 1) + kTopkSegment - 1) / kTopkSegment;
+  const size_t n_cand = size_t(std::min(rows, kTopkSplitRows) * G * L.nseg) * kTopkCandMax;
+  L.cand_ids = off;
+  off += align256(n_cand * 4);
+  L.cand_keys = off;
+  off += align256(n_cand * 2);
   L.total = off;
   return L;
 }
@@ -56,7 +62,9 @@ size_t select_workspace_bytes(int64_t T_max, int64_t len_max, int H, int G, int 
   const int64_t n2 = n_windows(len_max, 4 * kernel, 4 * stride);
   const int64_t nb = (len_max + 4 * stride - 1) / (4 * stride);  // the model's block is 4 strides (64 = 4 x 16)
   const size_t pq = select_per_query_bytes(n2, nb, H, G);
-  const int64_t rows = std::min<int64_t>(T_max, std::max<int64_t>(1, int64_t(kSelectBudget / pq)));
+  const size_t cand = select_layout(1, n2, nb, H, G).total - select_layout(1, n2, nb, H, G).cand_ids;  // <= 4 rows' worth
+  const size_t budget = kSelectBudget - std::min(kSelectBudget / 2, kTopkSplitRows * cand);
+  const int64_t rows = std::min<int64_t>(T_max, std::max<int64_t>(1, int64_t(budget / pq)));
   return select_layout(rows, n2, nb, H, G).total;
 }
 

@@ -160,9 +160,9 @@ TEST_CASE("rope: rope_qk equals rope on q and rope on k, bit for bit", "[rope][g
   CHECK((a.leftCols(2 * H * hd) - x.leftCols(2 * H * hd)).cwiseAbs().maxCoeff() > 0.0);
 }
 
-TEST_CASE("gemv: y = alpha W x within one bf16 rounding of float64, odd sizes and both row paths", "[gemv][gpu]") {
-  // in = 4104: 2 rows a warp and a ragged last batch; in = 16392 and 16384: rows split over 4 warps (the last quarter
-  // of 16392 shorter); out odd and not a multiple of a CTA's rows
+TEST_CASE("gemv: y = alpha W x within one bf16 rounding of float64, odd sizes and both splits", "[gemv][gpu]") {
+  // in = 4104: rows split over 4 warps, the last slice shorter and a ragged last batch; in = 16392 and 16384: over 8
+  // warps; in = 8: three of the four slices empty; out odd and not a multiple of a CTA's rows
   for (const auto& [in, out] : {std::pair<int, int>{4104, 37}, {4104, 1001}, {16392, 45}, {16384, 4093}, {8, 3}}) {
     const Mat W = bf16_round(randn(out, in, 31 + uint64_t(in), 0.05)), x = bf16_round(randn(1, in, 32));
     auto dW = upload_bf16(W), dx = upload_bf16(x);

@@ -69,8 +69,12 @@ std::string join(const std::vector<int32_t>& v) {
   return s + "...";
 }
 
-void check_case(const TopkCase& c, uint64_t seed) {
-  INFO(c.what << " (seed " << seed << ", pos0 " << c.pos0 << ", T " << c.T << ", k_sel " << c.k_sel << ")");
+// split: the split top-k (per 1024-block segment, then among the segments' choices) where select_blocks takes it,
+// never, or wherever it can run
+using Split = gpu::detail::TopkArgs::Split;
+void check_case(const TopkCase& c, uint64_t seed, Split split = Split::automatic) {
+  INFO(c.what << " (seed " << seed << ", pos0 " << c.pos0 << ", T " << c.T << ", k_sel " << c.k_sel << ", split "
+              << int(split) << ")");
   const int64_t nb_last = (c.pos0 + c.T - 1) / kBlock + 1, nbs = (nb_last + 7) / 8 * 8 + c.nbs_extra;
   const int64_t n_blocks = nb_last + 5, rows = c.T * G;
   std::mt19937_64 rng(seed);
@@ -99,6 +103,7 @@ void check_case(const TopkCase& c, uint64_t seed) {
   a.blocks = blocks.get();
   a.scores = c.scores ? scores.get() : nullptr;
   a.n_blocks = n_blocks;
+  a.split = split;
   gpu::detail::topk_for_test(a, nullptr);
   gpu::synchronize();
   const std::vector<int32_t> got = blocks.download();
@@ -147,9 +152,16 @@ TEST_CASE("select_blocks: the top-k step of 40K blocks in a decode step is the r
     {"decode, 16384 blocks, k_sel 2048", 16384 * kBlock - 1, 1, 1, 32, 2048, Keys::clustered, 0, 0, false},
     {"decode, every key equal", 20000 * kBlock + 5, 4, 1, 32, 96, Keys::equal, 0, 0, false},
     {"decode, four key values, no forced blocks", 12345 * kBlock, 3, 0, 0, 7, Keys::few, 1, 2, false},
+    // without scores and k_sel <= 128 the split top-k can run (forced here, the one-CTA kernel beside it)
+    {"decode, 4 queries, clustered keys, no scores", at40k - 2, 4, 1, 32, 96, Keys::clustered, 0, 0, false},
+    {"decode, 1 query, spread keys, unaligned odd rows, no scores", at40k + 17, 1, 1, 32, 96, Keys::spread, 3, 1, false},
+    {"decode, 4097 blocks (two segments, the second of 1), k_sel 128", 4096 * kBlock, 2, 1, 32, 128, Keys::clustered, 0, 0, false},
+    {"decode, forced blocks above k_sel", 5000 * kBlock, 4, 1, 200, 96, Keys::spread, 0, 0, false},
+    {"decode, no init block, the local window across a segment edge", 8200 * kBlock + 3, 2, 0, 40, 96, Keys::few, 1, 1, false},
   };
   uint64_t seed = 7101;
-  for (const TopkCase& c : cases) check_case(c, seed++);
+  for (const TopkCase& c : cases)
+    for (const Split split : {Split::always, Split::never}) check_case(c, seed++, split);
 }
 
 TEST_CASE("select_blocks: the top-k step keeps the forced-block and all-chosen edges", "[select_blocks][gpu]") {
