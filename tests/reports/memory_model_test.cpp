@@ -1,5 +1,7 @@
 // The memory model of a run (reports/memory_model.hpp, workspace.hpp): the comparator's facts by hand, growth
 // with context, the peak as the sum of its parts, and where each model runs out of memory.
+#include <algorithm>
+
 #include "model/memory.hpp"
 #include "model/runner_plan.hpp"
 #include "reports/hardware.hpp"
@@ -89,6 +91,28 @@ TEST_CASE("workspace: the SALA rows are the CUDA runner's own buffers", "[worksp
   // The chunk shrinks to the prompt: a 4K prompt's MLP buffers are [4096, 2 x 16384] bf16.
   for (const WorkspaceTerm& w : sala_prefill_workspace(s.sala, WorkspaceParams{}, 4096))
     if (w.name == "mlp gate|up") CHECK(w.bytes == 4096LL * 2 * 16384 * 2);
+}
+
+TEST_CASE("select_layout: sections in order and 256-byte aligned, the split top-k's candidates for <= 4 queries", "[workspace]") {
+  // 2M keys: 32768 blocks (32 segments of 1024), 32767 K2 windows (64 splits of 512); H = 32, G = 2
+  const int64_t n2 = 32767, nb = 32768;
+  for (const int64_t rows : {int64_t(1), int64_t(3), int64_t(4), int64_t(300)}) {
+    const SelectLayout L = select_layout(rows, n2, nb, 32, 2);
+    INFO("rows " << rows);
+    CHECK(L.nsplit == 64);
+    CHECK(L.nseg == 32);
+    CHECK(L.part == 0);
+    CHECK(L.lse >= L.part + size_t(rows * 32 * 64) * 8);
+    CHECK(L.pooled >= L.lse + size_t(rows * 32) * 4);
+    CHECK(L.cand_ids >= L.pooled + size_t(rows * 2 * L.nbs) * 2);
+    const size_t n_cand = size_t(std::min<int64_t>(rows, kTopkSplitRows) * 2 * 32) * kTopkCandMax;
+    CHECK(L.cand_keys >= L.cand_ids + n_cand * 4);
+    CHECK(L.total >= L.cand_keys + n_cand * 2);
+    for (const size_t off : {L.lse, L.pooled, L.cand_ids, L.cand_keys, L.total}) CHECK(off % 256 == 0);
+  }
+  // the candidates stop growing past 4 queries: a prefill sub-chunk pays for 4 queries' candidates, not its own
+  const SelectLayout a = select_layout(4, n2, nb, 32, 2), b = select_layout(300, n2, nb, 32, 2);
+  CHECK(a.total - a.cand_ids == b.total - b.cand_ids);
 }
 
 TEST_CASE("memory model: out of memory where the paper reports it on the RTX 5090", "[memory_model]") {
