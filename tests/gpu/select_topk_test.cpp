@@ -158,6 +158,10 @@ TEST_CASE("select_blocks: the top-k step of 40K blocks in a decode step is the r
     {"decode, 4097 blocks (two segments, the second of 1), k_sel 128", 4096 * kBlock, 2, 1, 32, 128, Keys::clustered, 0, 0, false},
     {"decode, forced blocks above k_sel", 5000 * kBlock, 4, 1, 200, 96, Keys::spread, 0, 0, false},
     {"decode, no init block, the local window across a segment edge", 8200 * kBlock + 3, 2, 0, 40, 96, Keys::few, 1, 1, false},
+    // 21504 then 21505 blocks: the last query sees one segment more than the others (22 against 21)
+    {"decode, 4 queries, the last one a segment more", 21503 * kBlock + 62, 4, 1, 32, 96, Keys::clustered, 0, 0, false},
+    {"decode, 1100 init blocks: whole segments forced, none taken", 9000 * kBlock, 2, 1100, 32, 96, Keys::spread, 0, 0, false},
+    {"decode, init and local ranges overlapping: every block forced", 300 * kBlock + 9, 2, 200, 150, 128, Keys::few, 0, 0, false},
   };
   uint64_t seed = 7101;
   for (const TopkCase& c : cases)
