@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     // ops whose work depends on the context run at every length; the rest process one 16K-token prefill chunk
     const bool by_context = op == "gla" || op == "sparse_attn" || op == "select_blocks" || op == "compress_k";
     // a decode step's sparse ops (one query) at the run lengths, where the context is all that changes
-    const bool decode = op.size() > 7 && op.substr(op.size() - 7) == ".decode";
+    const bool decode = op.find(".decode") != std::string::npos;
     const std::vector<int64_t> decode_contexts = {int64_t(64) << 10, int64_t(1) << 20, int64_t(2) << 20};
     for (int64_t n : decode ? decode_contexts : contexts) {
       if (!by_context && !decode && n != contexts.front()) continue;

@@ -8,12 +8,15 @@
 //     CTA's 512 K2 windows from shared memory (double-buffered cp.async tiles of 128), so each K2 fragment feeds
 //     4 mma. Per head an online max / sum of exp2 over the windows its query sees, merged over the lanes at the
 //     end: one (max, sum) pair per (query, head, split). Sub-chunks of <= 2 queries (decode) give all 8 warps
-//     the same queries and interleave the 16-window tiles instead, merging the warps' pairs in shared memory.
+//     the same queries and interleave the 16-window tiles instead, merging the warps' pairs in shared memory; calls
+//     of <= 2 queries may also take 128 windows a CTA (one tile, one m-tile a warp: the fine geometry, where the
+//     coarse grid is small; select_blocks below): 4 CTAs at 64K keys took 15 us a layer, tile after tile.
 //  2. lse_combine  one warp per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
 //     sees no K2 window (its visible K1 windows then score +inf, as in the reference).
 //  3. score_pool   grid (ceil(nq/16), ceil(nb/127), G), the same tiling over the 509 K1 windows 4 b0 - 1 .. that
-//     cover blocks b0 .. b0+126: s[window] = sum over the 16 heads of exp2(tau log2(e) q_h.K1 - LSE2_h) (each
-//     lane sums its 4 heads, two shuffles the quad's), rounded once to bf16, kept in shared memory, then max-pooled
+//     cover blocks b0 .. b0+126 (fine geometry: ceil(nb/31) CTAs, the 125 windows of 31 blocks, one tile):
+//     s[window] = sum over the 16 heads of exp2(tau log2(e) q_h.K1 - LSE2_h) (each lane sums its 4 heads, two
+//     shuffles the quad's), rounded once to bf16, kept in shared memory, then max-pooled
 //     into the blocks (bf16 bit patterns of non-negative scores order like the values): pooled [q, G, nb] 16-bit
 //     keys are all that reaches global memory (a quarter of the window scores).
 //  4. topk         grid (nq, G), 128 .. 1024 threads (topk_threads: 16 keys a thread for the few CTAs of decode,
@@ -38,6 +41,7 @@
 #include <cstdint>
 
 #include "gpu/check.cuh"
+#include "gpu/kernels.cuh"
 #include "gpu/pdl.cuh"
 #include "gpu/mma.cuh"
 #include "gpu/select_blocks.hpp"
@@ -56,9 +60,10 @@ constexpr int kRows = 16;       // query heads per kv group: two n8 tiles
 constexpr int kWarps = 8, kThreads = kWarps * 32;
 constexpr int kQT = 2 * kWarps;   // queries per CTA: 2 per warp
 constexpr int kKeyTile = 128;     // compressed keys per shared-memory tile
-constexpr int kSplit = kSelectSplit;  // K2 windows per CTA (4 tiles)
 constexpr int kPoolBlocks = 127;      // blocks per score_pool CTA: their 4 * 127 + 1 windows fit 4 tiles
+constexpr int kPoolBlocksFine = 31;   // decode's: 4 * 31 + 1 windows, one tile
 constexpr int kPoolWindows = 4 * kKeyTile;
+static_assert(kSelectSplitFine == kKeyTile && 4 * kPoolBlocksFine + 1 <= kKeyTile, "decode's CTAs take one tile");
 constexpr int kLd = kHd + 8;      // bf16 row stride of the tiles (272 B)
 constexpr int kTileElems = kKeyTile * kLd;
 constexpr size_t kTileSmem = size_t(2 * kTileElems) * 2;                       // 2 stages: 69,632 B
@@ -89,9 +94,11 @@ __device__ WarpRole warp_role(int64_t nq_tile, int warp) {
 }
 
 // The CTA's queries (x 16 heads of group g) as Q^T B fragments: qf[i][ks][0..3] for query q0 + i, k-step ks:
-// regs {0, 1} heads 0..7, {2, 3} heads 8..15. Staged through both tiles (256 rows); ends with a barrier.
+// regs {0, 1} heads 0..7, {2, 3} heads 8..15. Staged through both tiles (256 rows; 32 for a tile of <= 2
+// queries); ends with a barrier.
 __device__ void load_queries(const Chunk& ch, int64_t tq0, int g, int q0, bf16* stage, uint32_t (&qf)[2][8][4]) {
-  for (int i = threadIdx.x; i < kQT * kRows * (kHd / 8); i += kThreads) {
+  const int n_rows = (ch.nq - tq0 <= 2 ? 2 : kQT) * kRows;  // shared roles (warp_role) read queries 0 and 1 only
+  for (int i = threadIdx.x; i < n_rows * (kHd / 8); i += kThreads) {
     const int r = i >> 4, piece = i & 15;
     const int64_t tl = tq0 + r / kRows;
     uint4 v = make_uint4(0, 0, 0, 0);
@@ -117,6 +124,26 @@ __device__ void load_keys(bf16* tile, const bf16* ck, int64_t e0, int64_t n_avai
     const int64_t e = e0 + r;
     const bool ok = e >= 0 && e < n_avail;
     mma::cp_async16(tile + r * kLd + piece * 8, ck + (ok ? e : 0) * kHd + piece * 8, ok ? 16 : 0);
+  }
+}
+
+// The CTA's queries into qf (staged through the tiles), then key tiles e0 + 128 kt .. (kt < n_tiles) of ck through
+// two shared-memory stages, double-buffered, body(kt, tile) called on each in order. (Issuing all of a decode CTA's
+// tiles at once, the queries staged beside them, needed 148 KB a CTA: one CTA an SM, and a 2M-key step's
+// score_pool took 37.7 us instead of 26.)
+template <class Body>
+__device__ void for_key_tiles(const Chunk& ch, int64_t tq0, int g, int q0, bf16* tiles, int n_tiles, const bf16* ck,
+                              int64_t e0, int64_t n_avail, uint32_t (&qf)[2][8][4], Body&& body) {
+  load_queries(ch, tq0, g, q0, tiles, qf);
+  load_keys(tiles, ck, e0, n_avail);
+  mma::cp_async_commit();
+  for (int kt = 0; kt < n_tiles; ++kt) {
+    const int st = kt & 1;
+    mma::cp_async_wait<0>();
+    __syncthreads();
+    if (kt + 1 < n_tiles) load_keys(tiles + (st ^ 1) * kTileElems, ck, e0 + (kt + 1) * kKeyTile, n_avail);
+    mma::cp_async_commit();
+    body(kt, tiles + st * kTileElems);
   }
 }
 
@@ -150,13 +177,13 @@ __device__ inline void merge_ml(float& m, float& l, float m2, float l2) {
 // k2: [G, k2_cap, hd]; n2c: K2 windows that exist for the sub-chunk's last query.
 // part: [nq, H, nsplit] (max, sum) of exp2 over this CTA's split of the windows the query sees, log2 units.
 __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, const bf16* __restrict__ k2, int64_t k2_cap,
-                                                                  int64_t n2c, int kernel2, int stride2, int64_t nsplit,
-                                                                  float2* __restrict__ part) {
+                                                                  int64_t n2c, int kernel2, int stride2, int split_w,
+                                                                  int64_t nsplit, float2* __restrict__ part) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* tiles = reinterpret_cast<bf16*>(smem);
   __shared__ float mrg[kWarps][2][kRows][2];  // shared roles: the warps' (max, sum) per query and head
-  const int64_t split = blockIdx.y, e_begin = split * kSplit, tq0 = int64_t(blockIdx.x) * kQT;
+  const int64_t split = blockIdx.y, e_begin = split * split_w, tq0 = int64_t(blockIdx.x) * kQT;
   const int g = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, gr = lane >> 2, c4 = lane & 3;
   const int64_t nq_tile = std::min<int64_t>(kQT, ch.nq - tq0);
   const WarpRole role = warp_role(nq_tile, warp);
@@ -165,10 +192,9 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
   for (int i = 0; i < 2; ++i) {
     const int64_t tl = tq0 + role.q0 + i;
     const int64_t n2v = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2) : 0;
-    lim[i] = int(std::min<int64_t>(std::max<int64_t>(n2v - e_begin, 0), kSplit));
+    lim[i] = int(std::min<int64_t>(std::max<int64_t>(n2v - e_begin, 0), split_w));
   }
   uint32_t qf[2][8][4];
-  load_queries(ch, tq0, g, role.q0, tiles, qf);
 
   // lane: windows gr, gr + 8 of each m-tile; heads 2c4, 2c4+1 (n-tile 0) and 8+2c4, 9+2c4 (n-tile 1)
   float m[2][4], l[2][4];
@@ -177,20 +203,13 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
 #pragma unroll
     for (int h = 0; h < 4; ++h) m[i][h] = -INFINITY, l[i][h] = 0.f;
   const bf16* ck = k2 + int64_t(g) * k2_cap * kHd;
-  const int n_tiles = int(std::min<int64_t>(kSplit, n2c - e_begin) + kKeyTile - 1) / kKeyTile;
-  load_keys(tiles, ck, e_begin, n2c);
-  mma::cp_async_commit();
-  for (int kt = 0; kt < n_tiles; ++kt) {
-    const int st = kt & 1;
-    mma::cp_async_wait<0>();
-    __syncthreads();
-    if (kt + 1 < n_tiles) load_keys(tiles + (st ^ 1) * kTileElems, ck, e_begin + (kt + 1) * kKeyTile, n2c);
-    mma::cp_async_commit();
+  const int n_tiles = int(std::min<int64_t>(split_w, n2c - e_begin) + kKeyTile - 1) / kKeyTile;
+  for_key_tiles(ch, tq0, g, role.q0, tiles, n_tiles, ck, e_begin, n2c, qf, [&](int kt, const bf16* tile) {
     for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
       const int local = kt * kKeyTile + 16 * mt;  // window e_begin + local is row gr of the m-tile
       if (local >= lim[0] && local >= lim[1]) break;  // warp-uniform: neither query sees these
       float acc[2][2][4];
-      tile_logits(acc, qf, tiles + st * kTileElems + 16 * mt * kLd, lane);
+      tile_logits(acc, qf, tile + 16 * mt * kLd, lane);
 #pragma unroll
       for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -207,7 +226,7 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
           l[i][h] += mma::exp2_ftz(x0 - m[i][h]) + mma::exp2_ftz(x1 - m[i][h]);
         }
     }
-  }
+  });
   // merge over the 8 lanes of each head (lanes differing in gr), then over the warps of a shared role
 #pragma unroll
   for (int i = 0; i < 2; ++i)
@@ -244,13 +263,14 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
   }
 }
 
-// lse: [nq, H] LSE2 in log2 units from the partials of the splits each query sees. One warp per (query, head):
-// the lanes load the splits side by side (one thread walking them waited on ns / 4 dependent loads: 7.5 us a
-// decode call at 1M keys, 32 splits), the max is a warp reduction (order-free), and the sum keeps the serial
-// order s = 0, 1, ... of fused multiply-adds, each term broadcast from its lane, so LSE2 is the same bits.
+// lse: [nq, H] LSE2 in log2 units from the partials of the splits each query sees (split_w K2 windows each). One warp
+// per (query, head): the lanes load the splits side by side (one thread walking them waited on ns / 4 dependent
+// loads: 7.5 us a decode call at 1M keys, 32 splits), the max is a warp reduction, and the sum is lane l's splits
+// l, l + 32, ... in order, then a fixed xor tree over the lanes: the same bits on every run, and no serial walk of
+// the 256 splits of decode's 128-window partials at 2M keys.
 constexpr int kCombineRows = 8;  // warps (rows) per lse_combine CTA
-__global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch, int kernel2, int stride2, int64_t nsplit,
-                                                                        const float2* __restrict__ part,
+__global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch, int kernel2, int stride2, int split_w,
+                                                                        int64_t nsplit, const float2* __restrict__ part,
                                                                         float* __restrict__ lse) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t i = int64_t(blockIdx.x) * kCombineRows + threadIdx.x / 32;
@@ -258,7 +278,7 @@ __global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch
   if (i >= ch.nq * ch.H) return;  // warp-uniform
   const int64_t tl = i / ch.H;
   const int64_t n2v = n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2);
-  const int64_t ns = (n2v + kSplit - 1) / kSplit;
+  const int64_t ns = (n2v + split_w - 1) / split_w;
   const float2* pp = part + i * nsplit;
   float M = -INFINITY;
   for (int64_t s = lane; s < ns; s += 32) M = fmaxf(M, pp[s].x);
@@ -269,21 +289,11 @@ __global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch
     return;
   }
   float L = 0.f;
-  for (int64_t s0 = 0; s0 < ns; s0 += 32) {
-    float y = 0.f, e = 0.f;  // this lane's split s0 + lane: sum and exp2(max - M)
-    bool live = false;
-    if (s0 + lane < ns) {
-      const float2 v = pp[s0 + lane];
-      live = v.x > -INFINITY;
-      if (live) y = v.y, e = exp2f(v.x - M);
-    }
-    const unsigned lives = __ballot_sync(0xffffffffu, live);
-    const int n = int(std::min<int64_t>(32, ns - s0));
-    for (int j = 0; j < n; ++j) {
-      const float yj = __shfl_sync(0xffffffffu, y, j), ej = __shfl_sync(0xffffffffu, e, j);
-      if ((lives >> j) & 1u) L = fmaf(yj, ej, L);
-    }
+  for (int64_t s = lane; s < ns; s += 32) {
+    const float2 v = pp[s];
+    if (v.x > -INFINITY) L = fmaf(v.y, exp2f(v.x - M), L);
   }
+  L = warp_sum(L);
   if (lane == 0) lse[i] = M + log2f(L);
 }
 
@@ -291,48 +301,39 @@ __global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch
 // pooled: [nq, G, nbs] 16-bit keys of blocks b0 .. b0 + 126 (those <= the query's block). kPoolSmem dynamic smem.
 __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const bf16* __restrict__ k1, int64_t k1_cap,
                                                                  int64_t n1c, int kernel, int stride, int block,
-                                                                 const float* __restrict__ lse,
+                                                                 int pool_blocks, const float* __restrict__ lse,
                                                                  uint16_t* __restrict__ pooled, int64_t nbs) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* tiles = reinterpret_cast<bf16*>(smem);
   uint16_t* wsc = reinterpret_cast<uint16_t*>(smem + kTileSmem);  // [kQT][kPoolWindows] bf16 window scores
-  const int64_t b0 = int64_t(blockIdx.y) * kPoolBlocks, tq0 = int64_t(blockIdx.x) * kQT;
+  const int64_t b0 = int64_t(blockIdx.y) * pool_blocks, tq0 = int64_t(blockIdx.x) * kQT;
   const int64_t w_begin = 4 * b0 - 1;  // windows 4 b - 1 .. 4 b + 3 overlap block b (kernel 32, stride 16, block 64)
   const int g = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, gr = lane >> 2, c4 = lane & 3;
   const int64_t nq_tile = std::min<int64_t>(kQT, ch.nq - tq0);
   const WarpRole role = warp_role(nq_tile, warp);
   // windows w_begin + [lo, lim[i]) are the ones query q0 + i sees: 32-bit local indices in the inner loop
   const int lo = w_begin < 0 ? int(-w_begin) : 0;
+  const int n_tiles = (4 * pool_blocks + 1 + kKeyTile - 1) / kKeyTile;
   int lim[2];
   float lse_r[2][4];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int64_t tl = tq0 + role.q0 + i;
     const int64_t n1v = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel, stride) : 0;
-    lim[i] = int(std::min<int64_t>(std::max<int64_t>(n1v - w_begin, 0), kPoolWindows));
+    lim[i] = int(std::min<int64_t>(std::max<int64_t>(n1v - w_begin, 0), n_tiles * kKeyTile));
 #pragma unroll
     for (int h = 0; h < 4; ++h)
       lse_r[i][h] = tl < ch.nq ? lse[tl * ch.H + int64_t(g) * kRows + 8 * (h >> 1) + 2 * c4 + (h & 1)] : 0.f;
   }
   uint32_t qf[2][8][4];
-  load_queries(ch, tq0, g, role.q0, tiles, qf);
-
   const bf16* ck = k1 + int64_t(g) * k1_cap * kHd;
-  constexpr int n_tiles = kPoolWindows / kKeyTile;
-  load_keys(tiles, ck, w_begin, n1c);
-  mma::cp_async_commit();
-  for (int kt = 0; kt < n_tiles; ++kt) {
-    const int st = kt & 1;
-    mma::cp_async_wait<0>();
-    __syncthreads();
-    if (kt + 1 < n_tiles) load_keys(tiles + (st ^ 1) * kTileElems, ck, w_begin + (kt + 1) * kKeyTile, n1c);
-    mma::cp_async_commit();
+  for_key_tiles(ch, tq0, g, role.q0, tiles, n_tiles, ck, w_begin, n1c, qf, [&](int kt, const bf16* tile) {
     for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
       const int local = kt * kKeyTile + 16 * mt;  // window w_begin + local is row gr of the m-tile
       float acc[2][2][4] = {};
       if (local < lim[0] || local < lim[1])  // warp-uniform; else every key below is 0
-        tile_logits(acc, qf, tiles + st * kTileElems + 16 * mt * kLd, lane);
+        tile_logits(acc, qf, tile + 16 * mt * kLd, lane);
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         float sum[2] = {0.f, 0.f};  // windows gr, gr + 8: this lane's 4 heads
@@ -355,11 +356,11 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
         }
       }
     }
-  }
+  });
   __syncthreads();
   // max-pool: block b0 + j takes local windows 4j .. 4j + 4
-  for (int i = threadIdx.x; i < kQT * kPoolBlocks; i += kThreads) {
-    const int qi = i / kPoolBlocks, j = i % kPoolBlocks;
+  for (int i = threadIdx.x; i < kQT * pool_blocks; i += kThreads) {
+    const int qi = i / pool_blocks, j = i % pool_blocks;
     const int64_t tl = tq0 + qi, b = b0 + j;
     if (tl >= ch.nq || (nq_tile <= 2 && qi >= 2)) continue;
     if (b > (ch.pos0 + ch.t0 + tl) / block) continue;
@@ -691,6 +692,17 @@ Layout layout(int64_t rows, int64_t n2, int64_t nb, int H, int G) { return selec
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// SMs of the current device (read once: the runner and the tests use one device).
+int64_t sm_count() {
+  static const int n = [] {
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return 132;  // an H200's, should the query fail (it only steers the grid shape)
+    return v;
+  }();
+  return n;
+}
+
 template <class Op>
 void validate(const SelectArgs& a, const Op& op, int64_t n1, int64_t n2, int64_t nb) {
   ARG_CHECK(a.hd == kHd && a.G > 0 && a.H == kRows * a.G, op, "the kernels are built for hd = 128 and H = 16 G");
@@ -707,7 +719,8 @@ void validate(const SelectArgs& a, const Op& op, int64_t n1, int64_t n2, int64_t
             "q, k1, k2 and the workspace must be 16-byte aligned");
   ARG_CHECK(a.ldq % 8 == 0 && a.ldq >= int64_t(a.H) * kHd, op, "ldq must be a multiple of 8 and >= H * hd");
   ARG_CHECK(!a.scores || a.n_blocks >= nb, op, "n_blocks is below the causal blocks of the last query");
-  ARG_CHECK(a.G <= 65535 && (nb + kPoolBlocks - 1) / kPoolBlocks <= 65535, op, "grid too large (G, or block splits)");
+  ARG_CHECK(a.G <= 65535 && (nb + kPoolBlocksFine - 1) / kPoolBlocksFine <= 65535, op,
+            "grid too large (G, or block splits)");
 }
 
 }  // namespace
@@ -747,6 +760,16 @@ void select_blocks(const SelectArgs& a, Stream s) {
   while (rows > 0 && layout(rows, n2, nb, a.H, a.G).total > a.workspace_bytes) --rows;
   ARG_CHECK(rows >= 1, op, "the workspace holds not even one query: size it with select_blocks_workspace");
   const Layout L = layout(rows, n2, nb, a.H, a.G);
+  // calls of <= 2 queries (decode) may spread each query over 4x the CTAs, one 128-key tile each (runner_plan.hpp
+  // sizes their partials), where those 4x still fit one CTA an SM: a 64K-key decode step's 4 LSE and 18 score CTAs
+  // become 16 and 72 (select_blocks.decode 32.8 -> 23.7 us on the H200). Past that the coarse grid is faster (at 1M
+  // keys: 49.6 us coarse, 52.7 fine throughout): a fine CTA pays the same fixed latencies (queries, then keys, from
+  // memory) for a quarter of the work.
+  const bool few = rows <= kSelectFineRows;
+  const auto fine = [&](int64_t coarse_ctas) {
+    if (!few || a.geometry == SelectArgs::Geometry::coarse) return false;
+    return a.geometry == SelectArgs::Geometry::fine || 4 * coarse_ctas * a.G <= sm_count();
+  };
   auto* base = static_cast<unsigned char*>(a.workspace);
   auto* part = reinterpret_cast<float2*>(base + L.part);
   auto* lse = reinterpret_cast<float*>(base + L.lse);
@@ -766,18 +789,20 @@ void select_blocks(const SelectArgs& a, Stream s) {
     };
     // scores matter only where some query chooses among its blocks (or the scores are asked for)
     if (nbc > a.k_sel || a.scores) {
+      const int split_w = fine((n2c + kSelectSplit - 1) / kSelectSplit) ? kSelectSplitFine : kSelectSplit;
       if (n2c > 0) {
-        const dim3 grid(qtiles, unsigned((n2c + kSplit - 1) / kSplit), unsigned(a.G));
+        const dim3 grid(qtiles, unsigned((n2c + split_w - 1) / split_w), unsigned(a.G));
         CUDA_CHECK(launch_pdl(lse_partial_kernel, grid, kThreads, kTileSmem, s, ch, k2, a.k2_cap, n2c, kernel2, stride2,
-                              L.nsplit, part),
+                              split_w, L.nsplit, part),
                    [&] { return at("lse_partial"); });
       }
       CUDA_CHECK(launch_pdl(lse_combine_kernel, unsigned((nq * a.H + kCombineRows - 1) / kCombineRows),
-                            kCombineRows * 32, 0, s, ch, kernel2, stride2, L.nsplit, part, lse),
+                            kCombineRows * 32, 0, s, ch, kernel2, stride2, split_w, L.nsplit, part, lse),
                  [&] { return at("lse_combine"); });
-      const dim3 grid(qtiles, unsigned((nbc + kPoolBlocks - 1) / kPoolBlocks), unsigned(a.G));
+      const int pool_blocks = fine((nbc + kPoolBlocks - 1) / kPoolBlocks) ? kPoolBlocksFine : kPoolBlocks;
+      const dim3 grid(qtiles, unsigned((nbc + pool_blocks - 1) / pool_blocks), unsigned(a.G));
       CUDA_CHECK(launch_pdl(score_pool_kernel, grid, kThreads, kPoolSmem, s, ch, k1, a.k1_cap, n1c, a.kernel, a.stride,
-                            a.block, lse, pooled, L.nbs),
+                            a.block, pool_blocks, lse, pooled, L.nbs),
                  [&] { return at("score_pool"); });
     }
     const TopkSplit sp{reinterpret_cast<int32_t*>(base + L.cand_ids), reinterpret_cast<uint16_t*>(base + L.cand_keys),

@@ -30,6 +30,10 @@ struct SelectArgs {
   int64_t n_blocks = 0;       // width of `scores` (blocks of the whole sequence)
   void* workspace = nullptr;  // select_blocks_workspace(...) bytes
   size_t workspace_bytes = 0;
+  // How a call of <= 2 queries (decode) spreads its scores over CTAs: 128-window LSE partials and 31-block score
+  // CTAs (fine) where the 512-window / 127-block ones (coarse) would leave SMs idle, per kernel (automatic), or
+  // one of the two throughout (the side-by-side benchmarks and tests). Larger calls are always coarse.
+  enum class Geometry { automatic, coarse, fine } geometry = Geometry::automatic;
 };
 
 // Workspace for up to T_max queries against sequences of up to len_max keys.

@@ -34,7 +34,8 @@ size_t attn_split_workspace_bytes(int64_t T, int G, int64_t slots) {
 
 SelectLayout select_layout(int64_t rows, int64_t n2, int64_t nb, int H, int G) {
   SelectLayout L;
-  L.nsplit = std::max<int64_t>(1, (n2 + kSelectSplit - 1) / kSelectSplit);
+  const int split_w = select_split_windows(rows);
+  L.nsplit = std::max<int64_t>(1, (n2 + split_w - 1) / split_w);
   L.nbs = (std::max<int64_t>(nb, 1) + 7) / 8 * 8;
   size_t off = 0;
   L.part = off;
@@ -53,19 +54,23 @@ SelectLayout select_layout(int64_t rows, int64_t n2, int64_t nb, int H, int G) {
   return L;
 }
 
+// A query's share of a sub-chunk of many (512-window partials; the few of decode fit with room to spare).
 size_t select_per_query_bytes(int64_t n2, int64_t nb, int H, int G) {
-  const SelectLayout one = select_layout(1, n2, nb, H, G);
-  return size_t(H * one.nsplit) * 8 + size_t(H) * 4 + size_t(G * one.nbs) * 2;
+  const SelectLayout many = select_layout(kSelectFineRows + 1, n2, nb, H, G);
+  return size_t(H * many.nsplit) * 8 + size_t(H) * 4 + size_t(G * many.nbs) * 2;
 }
 
 size_t select_workspace_bytes(int64_t T_max, int64_t len_max, int H, int G, int kernel, int stride) {
   const int64_t n2 = n_windows(len_max, 4 * kernel, 4 * stride);
   const int64_t nb = (len_max + 4 * stride - 1) / (4 * stride);  // the model's block is 4 strides (64 = 4 x 16)
   const size_t pq = select_per_query_bytes(n2, nb, H, G);
-  const size_t cand = select_layout(1, n2, nb, H, G).total - select_layout(1, n2, nb, H, G).cand_ids;  // <= 4 rows' worth
+  const SelectLayout one = select_layout(1, n2, nb, H, G);
+  const size_t cand = one.total - one.cand_ids;  // <= 4 rows' worth
   const size_t budget = kSelectBudget - std::min(kSelectBudget / 2, kTopkSplitRows * cand);
   const int64_t rows = std::min<int64_t>(T_max, std::max<int64_t>(1, int64_t(budget / pq)));
-  return select_layout(rows, n2, nb, H, G).total;
+  // and room for a call of <= 2 queries, whose finer partials may need more than 3 rows' coarse ones
+  return std::max(select_layout(rows, n2, nb, H, G).total,
+                  select_layout(std::min(rows, kSelectFineRows), n2, nb, H, G).total);
 }
 
 RunnerWorkspace runner_workspace(const ModelConfig& c, int64_t chunk, int64_t max_context, bool taps) {

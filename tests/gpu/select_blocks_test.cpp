@@ -192,11 +192,17 @@ TEST_CASE("select_blocks: matches the reference except inside the tie band", "[s
   const uint64_t seed = 6101;
   const int64_t L = 9011, NB = (L + sp.block - 1) / sp.block;
   const Seq s = make_seq(L, 0, L, sp, seed);
-  // (pos0, T): the first queries (no K1 / K2 window yet, all forced), chunks across 6144 and 8192, a decode step
-  for (auto [pos0, T] : {std::pair<int64_t, int64_t>{0, 200}, {6100, 63}, {8100, 257}, {L - 1, 1}}) {
+  // (pos0, T): the first queries (no K1 / K2 window yet, all forced), chunks across 6144 and 8192, decode steps of
+  // one and two queries (128-window partials, 31-block score CTAs)
+  for (auto [pos0, T] : {std::pair<int64_t, int64_t>{0, 200}, {6100, 63}, {8100, 257}, {L - 1, 1}, {5000, 2}}) {
     INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1);
     const GpuSelection got = gpu_select(s, pos0, T, sp, NB, T);
     check_rows(got.blocks, pos0, T, sp);
+    if (T <= 2) {  // a workspace sized for 3 queries (coarse partials) still takes decode's finer ones: the same bits
+      const GpuSelection wide = gpu_select(s, pos0, T, sp, NB, 3);
+      CHECK(wide.blocks == got.blocks);
+      CHECK(wide.scores == got.scores);
+    }
     const auto [r64, peer] = reference(s, pos0, T, sp, NB);
     check_against_reference(got, r64, peer, T, sp);
   }

@@ -94,20 +94,26 @@ TEST_CASE("workspace: the SALA rows are the CUDA runner's own buffers", "[worksp
 }
 
 TEST_CASE("select_layout: sections in order and 256-byte aligned, the split top-k's candidates for <= 4 queries", "[workspace]") {
-  // 2M keys: 32768 blocks (32 segments of 1024), 32767 K2 windows (64 splits of 512); H = 32, G = 2
+  // 2M keys: 32768 blocks (32 segments of 1024), 32767 K2 windows (64 splits of 512, or 256 of 128 for <= 2 rows);
+  // H = 32, G = 2
   const int64_t n2 = 32767, nb = 32768;
-  for (const int64_t rows : {int64_t(1), int64_t(3), int64_t(4), int64_t(300)}) {
+  for (const int64_t rows : {int64_t(1), int64_t(2), int64_t(3), int64_t(4), int64_t(300)}) {
     const SelectLayout L = select_layout(rows, n2, nb, 32, 2);
     INFO("rows " << rows);
-    CHECK(L.nsplit == 64);
+    const int64_t nsplit = rows <= 2 ? 256 : 64;
+    CHECK(L.nsplit == nsplit);
     CHECK(L.nseg == 32);
     CHECK(L.part == 0);
-    CHECK(L.lse >= L.part + size_t(rows * 32 * 64) * 8);
+    CHECK(L.lse >= L.part + size_t(rows * 32 * nsplit) * 8);
     CHECK(L.pooled >= L.lse + size_t(rows * 32) * 4);
     CHECK(L.cand_ids >= L.pooled + size_t(rows * 2 * L.nbs) * 2);
     const size_t n_cand = size_t(std::min<int64_t>(rows, kTopkSplitRows) * 2 * 32) * kTopkCandMax;
     CHECK(L.cand_keys >= L.cand_ids + n_cand * 4);
     CHECK(L.total >= L.cand_keys + n_cand * 2);
+    // a workspace sized for `rows` queries also holds a call of 1 or 2 (their finer partials)
+    const size_t ws = select_workspace_bytes(rows, 2097152, 32, 2, 32, 16);
+    CHECK(ws >= select_layout(1, n2, nb, 32, 2).total);
+    CHECK(ws >= select_layout(std::min<int64_t>(rows, 2), n2, nb, 32, 2).total);
     for (const size_t off : {L.lse, L.pooled, L.cand_ids, L.cand_keys, L.total}) CHECK(off % 256 == 0);
   }
   // the candidates stop growing past 4 queries: a prefill sub-chunk pays for 4 queries' candidates, not its own
