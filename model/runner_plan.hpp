@@ -28,9 +28,9 @@ size_t attn_split_workspace_bytes(int64_t T, int G, int64_t slots);
 // ---- Block selection workspace for a sub-chunk of `rows` queries against n2 K2 windows and nb blocks:
 // [rows, H, nsplit] float2 LSE partials | [rows, H] float LSE2 | [rows, G, nbs] 16-bit pooled block scores |
 // [min(rows, 4), G, nseg, 128] int32 candidate ids | the same 16-bit candidate keys, each section 256-byte aligned
-// (nsplit = ceil(n2 / select_split_windows(rows)), nseg = ceil(nb / 1024)). The K1 window scores stay in shared memory. The candidates are
-// the split top-k's (gpu/select_blocks.cu): sub-chunks of <= 4 queries (decode) past 20480 blocks choose per segment
-// of 1024 blocks first, then among the segments' choices.
+// (nsplit = ceil(n2 / select_split_windows(rows)), nseg = ceil(nb / 1024)). The K1 window scores stay in shared
+// memory. The candidates are the split top-k's (gpu/select_blocks.cu): sub-chunks of <= 4 queries (decode) past
+// 20480 blocks choose per segment of 1024 blocks first, then among the segments' choices.
 constexpr int kSelectSplit = 512;                          // K2 windows per LSE partial
 constexpr int kSelectSplitFine = 128;                      // ... in sub-chunks of <= kSelectFineRows queries (decode)
 constexpr int64_t kSelectFineRows = 2;
