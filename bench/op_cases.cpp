@@ -285,9 +285,12 @@ OpCase sparse_attn_case(int64_t N, uint64_t seed, bool decode) {
 // decode: select_blocks.decode, the one query of a decode step
 // select_blocks.decode.coarse / .fine: a decode step in one grid geometry throughout (SelectArgs::Geometry), beside
 // the automatic choice of select_blocks.decode
+// select_blocks.mma: the prefill chunk on the mma.sync kernels (SelectArgs::Engine), beside select_blocks' automatic
+// choice (the wgmma kernels on an H200)
 OpCase select_blocks_case(const std::string& op, int64_t N, uint64_t seed) {
-  const bool decode = op != "select_blocks";
+  const bool decode = op.find(".decode") != std::string::npos;
   auto s = sparse_data(N, seed, decode ? 1 : 0);
+  if (op == "select_blocks.mma") s->sel.engine = gpu::SelectArgs::Engine::mma;
   if (op == "select_blocks.decode.coarse") s->sel.geometry = gpu::SelectArgs::Geometry::coarse;
   if (op == "select_blocks.decode.fine") s->sel.geometry = gpu::SelectArgs::Geometry::fine;
   const ref::SelectParams sp = s->sp;
@@ -622,7 +625,7 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
 }  // namespace
 
 const std::vector<std::string>& op_names() {
-  static const std::vector<std::string> names = {"gla",      "sparse_attn", "select_blocks", "compress_k",
+  static const std::vector<std::string> names = {"gla",      "sparse_attn", "select_blocks", "select_blocks.mma", "compress_k",
                                                  "rope",     "rmsnorm",     "residual",      "gate",
                                                  "mlp_act",  "gemm.qkvz",   "gemm.mlp_gate_up", "gemm.mlp_down",
                                                  "gemm.o_proj", "gemv.qkvz", "gemv.qkvz.cublas", "gemv.mlp_gate_up",
@@ -636,14 +639,15 @@ const std::vector<std::string>& op_names() {
 OpCase make_case(const std::string& op, int64_t context, uint64_t seed) {
   if (op == "gla") return gla_case(context, seed);
   if (op == "sparse_attn" || op == "sparse_attn.decode") return sparse_attn_case(context, seed, op != "sparse_attn");
-  if (op == "select_blocks" || op.rfind("select_blocks.decode", 0) == 0) return select_blocks_case(op, context, seed);
+  if (op == "select_blocks" || op == "select_blocks.mma" || op.rfind("select_blocks.decode", 0) == 0)
+    return select_blocks_case(op, context, seed);
   if (op == "compress_k") return compress_k_case(context, seed);
   if (op == "rope") return rope_case(context, seed);
   if (op == "rmsnorm" || op == "residual") return norm_case(op, context, seed);
   if (op == "gate" || op == "mlp_act" || op == "rmsnorm_gate") return pair_case(op, context, seed);
   if (op.rfind("gemm.", 0) == 0 || op.rfind("gemv.", 0) == 0) return gemm_case(op, context, seed);
-  fail("op case '{}': unknown (known: gla, sparse_attn, select_blocks and their .decode, select_blocks.decode.coarse "
-       "and .fine, compress_k, rope, rmsnorm, residual, gate, "
+  fail("op case '{}': unknown (known: gla, sparse_attn, select_blocks and their .decode, select_blocks.mma, "
+       "select_blocks.decode.coarse and .fine, compress_k, rope, rmsnorm, residual, gate, "
        "mlp_act, rmsnorm_gate, gemm.qkvz, gemm.mlp_gate_up, gemm.mlp_down, gemm.o_proj, gemv.* and gemv.*.cublas of "
        "qkvz, mlp_gate_up, mlp_down, lm_head, and gemv.mlp_act)",
        op);

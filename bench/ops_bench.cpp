@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> contexts = {int64_t(16) << 10, int64_t(256) << 10, int64_t(1) << 20};
   for (const std::string& op : salasim::bench::op_names()) {
     // ops whose work depends on the context run at every length; the rest process one 16K-token prefill chunk
-    const bool by_context = op == "gla" || op == "sparse_attn" || op == "select_blocks" || op == "compress_k";
+    const bool by_context = op == "gla" || op == "sparse_attn" || op.rfind("select_blocks", 0) == 0 || op == "compress_k";
     // a decode step's sparse ops (one query) at the run lengths, where the context is all that changes
     const bool decode = op.find(".decode") != std::string::npos;
     const std::vector<int64_t> decode_contexts = {int64_t(64) << 10, int64_t(1) << 20, int64_t(2) << 20};

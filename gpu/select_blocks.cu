@@ -45,6 +45,7 @@
 #include "gpu/pdl.cuh"
 #include "gpu/mma.cuh"
 #include "gpu/select_blocks.hpp"
+#include "gpu/select_chunk.cuh"
 #include "gpu/select_topk.hpp"
 #include "model/runner_plan.hpp"
 #include "model/windows.hpp"
@@ -70,16 +71,6 @@ constexpr size_t kTileSmem = size_t(2 * kTileElems) * 2;                       /
 constexpr size_t kPoolSmem = kTileSmem + size_t(kQT * kPoolWindows) * 2;      // + window scores: 86,016 B
 constexpr float kLog2e = 1.4426950408889634f;
 
-
-// Shapes and positions of one sub-chunk of queries: chunk-local query tl is absolute query t0 + tl at position
-// pos0 + t0 + tl.
-struct Chunk {
-  const bf16* q;  // [T, H*hd], row stride ldq
-  int64_t ldq;
-  int64_t pos0, t0, nq;
-  int G, H;
-  float sc_log2;  // tau * log2(e): logits in log2 units
-};
 
 // Which queries of the CTA's tile a warp works on, and which of the 16-window m-tiles: prefill gives warp w the
 // queries 2w, 2w+1 and every m-tile; a tile of <= 2 queries gives every warp queries 0, 1 and m-tiles w, w+8, ...
@@ -164,14 +155,6 @@ __device__ void tile_logits(float (&acc)[2][2][4], const uint32_t (&qf)[2][8][4]
       mma::mma16816(acc[i][1], a, qf[i][ks][2], qf[i][ks][3]);
     }
   }
-}
-
-// (max, sum) of exp2 merged: a pair with max -inf is empty.
-__device__ inline void merge_ml(float& m, float& l, float m2, float l2) {
-  const float M = fmaxf(m, m2);
-  if (M == -INFINITY) return;
-  l = (m > -INFINITY ? l * exp2f(m - M) : 0.f) + (m2 > -INFINITY ? l2 * exp2f(m2 - M) : 0.f);
-  m = M;
 }
 
 // k2: [G, k2_cap, hd]; n2c: K2 windows that exist for the sub-chunk's last query.
@@ -358,17 +341,8 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
     }
   });
   __syncthreads();
-  // max-pool: block b0 + j takes local windows 4j .. 4j + 4
-  for (int i = threadIdx.x; i < kQT * pool_blocks; i += kThreads) {
-    const int qi = i / pool_blocks, j = i % pool_blocks;
-    const int64_t tl = tq0 + qi, b = b0 + j;
-    if (tl >= ch.nq || (nq_tile <= 2 && qi >= 2)) continue;
-    if (b > (ch.pos0 + ch.t0 + tl) / block) continue;
-    const uint16_t* w = wsc + qi * kPoolWindows + 4 * j;
-    uint16_t key = w[0];
-    for (int x = 1; x < 5; ++x) key = w[x] > key ? w[x] : key;
-    pooled[(tl * ch.G + g) * nbs + b] = key;
-  }
+  // max-pool: block b0 + j takes local windows 4j .. 4j + 4 (a tile of <= 2 queries holds queries 0 and 1 only)
+  pool_to_blocks(ch, wsc, kPoolWindows, nq_tile <= 2 ? 2 : kQT, tq0, b0, pool_blocks, block, g, pooled, nbs);
 }
 
 // ---- topk. One CTA per (query, kv group); its nb keys split into blockDim.x contiguous segments of S keys
@@ -766,6 +740,9 @@ void select_blocks(const SelectArgs& a, Stream s) {
   // keys: 49.6 us coarse, 52.7 fine throughout): a fine CTA pays the same fixed latencies (queries, then keys, from
   // memory) for a quarter of the work.
   const bool few = rows <= kSelectFineRows;
+  // per call, not per sub-chunk, so that a workspace's size never changes which engine scores a query
+  const bool wg = a.engine == SelectArgs::Engine::wgmma || (a.engine == SelectArgs::Engine::automatic && !few && wgmma_available());
+  ARG_CHECK(!wg || wgmma_available(), op, "engine wgmma needs an sm_90a build on a compute capability 9.0 GPU");
   const auto fine = [&](int64_t coarse_ctas) {
     if (!few || a.geometry == SelectArgs::Geometry::coarse) return false;
     return a.geometry == SelectArgs::Geometry::fine || 4 * coarse_ctas * a.G <= sm_count();
@@ -792,18 +769,21 @@ void select_blocks(const SelectArgs& a, Stream s) {
       const int split_w = fine((n2c + kSelectSplit - 1) / kSelectSplit) ? kSelectSplitFine : kSelectSplit;
       if (n2c > 0) {
         const dim3 grid(qtiles, unsigned((n2c + split_w - 1) / split_w), unsigned(a.G));
-        CUDA_CHECK(launch_pdl(lse_partial_kernel, grid, kThreads, kTileSmem, s, ch, k2, a.k2_cap, n2c, kernel2, stride2,
-                              split_w, L.nsplit, part),
-                   [&] { return at("lse_partial"); });
+        CUDA_CHECK(wg ? launch_lse_partial_wg(ch, k2, a.k2_cap, n2c, kernel2, stride2, split_w, L.nsplit, part, s)
+                      : launch_pdl(lse_partial_kernel, grid, kThreads, kTileSmem, s, ch, k2, a.k2_cap, n2c, kernel2,
+                                   stride2, split_w, L.nsplit, part),
+                   [&] { return at(wg ? "lse_partial_wg" : "lse_partial"); });
       }
       CUDA_CHECK(launch_pdl(lse_combine_kernel, unsigned((nq * a.H + kCombineRows - 1) / kCombineRows),
                             kCombineRows * 32, 0, s, ch, kernel2, stride2, split_w, L.nsplit, part, lse),
                  [&] { return at("lse_combine"); });
-      const int pool_blocks = fine((nbc + kPoolBlocks - 1) / kPoolBlocks) ? kPoolBlocksFine : kPoolBlocks;
+      const int pool_blocks = fine((nbc + kPoolBlocks - 1) / kPoolBlocks) ? kPoolBlocksFine : wg ? kWgPoolBlocks : kPoolBlocks;
       const dim3 grid(qtiles, unsigned((nbc + pool_blocks - 1) / pool_blocks), unsigned(a.G));
-      CUDA_CHECK(launch_pdl(score_pool_kernel, grid, kThreads, kPoolSmem, s, ch, k1, a.k1_cap, n1c, a.kernel, a.stride,
-                            a.block, pool_blocks, lse, pooled, L.nbs),
-                 [&] { return at("score_pool"); });
+      CUDA_CHECK(wg ? launch_score_pool_wg(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, pool_blocks, lse, pooled,
+                                           L.nbs, s)
+                    : launch_pdl(score_pool_kernel, grid, kThreads, kPoolSmem, s, ch, k1, a.k1_cap, n1c, a.kernel,
+                                 a.stride, a.block, pool_blocks, lse, pooled, L.nbs),
+                 [&] { return at(wg ? "score_pool_wg" : "score_pool"); });
     }
     const TopkSplit sp{reinterpret_cast<int32_t*>(base + L.cand_ids), reinterpret_cast<uint16_t*>(base + L.cand_keys),
                        (nbc + kTopkSegment - 1) / kTopkSegment};

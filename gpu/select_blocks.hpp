@@ -34,6 +34,12 @@ struct SelectArgs {
   // CTAs (fine) where the 512-window / 127-block ones (coarse) would leave SMs idle, per kernel (automatic), or
   // one of the two throughout (the side-by-side benchmarks and tests). Larger calls are always coarse.
   enum class Geometry { automatic, coarse, fine } geometry = Geometry::automatic;
+  // Which kernels score: the Hopper warpgroup-MMA ones (wgmma: select_wgmma.cu) or the mma.sync ones
+  // (select_blocks.cu). automatic: wgmma for calls of > 2 queries (prefill) where the build and the GPU have it
+  // (sm_90a), mma.sync otherwise (decode, whose few CTAs gain nothing from 512-thread ones); either may be forced
+  // (the side-by-side tests and benchmarks; wgmma where it is not available is an error). The two differ only in
+  // fp32 summation order.
+  enum class Engine { automatic, mma, wgmma } engine = Engine::automatic;
 };
 
 // Workspace for up to T_max queries against sequences of up to len_max keys.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "compare/selection.hpp"
@@ -83,7 +84,7 @@ struct GpuSelection {
 // Compressed-key rows that do not exist yet at the last query are NaN. The workspace is sized for ws_T queries.
 // Without want_scores the score output is not asked for (scores comes back empty), as in a run without taps.
 GpuSelection gpu_select(const Seq& s, int64_t r0, int64_t T, const ref::SelectParams& sp, int64_t n_blocks, int64_t ws_T,
-                        bool want_scores = true) {
+                        bool want_scores = true, gpu::SelectArgs::Engine engine = gpu::SelectArgs::Engine::automatic) {
   const int64_t pos0 = s.q_pos0 + r0, len = pos0 + T;
   const int64_t n1 = ref::n_windows(len, sp.kernel, sp.stride), n2 = ref::n_windows(len, 4 * sp.kernel, 4 * sp.stride);
   const int64_t cap1 = n1 + 13, cap2 = n2 + 3;
@@ -120,6 +121,7 @@ GpuSelection gpu_select(const Seq& s, int64_t r0, int64_t T, const ref::SelectPa
   a.n_blocks = n_blocks;
   a.workspace = ws.get();
   a.workspace_bytes = ws.size();
+  a.engine = engine;
   gpu::select_blocks(a, nullptr);
   gpu::synchronize();
   GpuSelection r;
@@ -205,6 +207,27 @@ TEST_CASE("select_blocks: matches the reference except inside the tie band", "[s
     }
     const auto [r64, peer] = reference(s, pos0, T, sp, NB);
     check_against_reference(got, r64, peer, T, sp);
+  }
+}
+
+TEST_CASE("select_blocks: the mma.sync and wgmma engines each match the reference except inside the tie band", "[select_blocks][gpu]") {
+  using Engine = gpu::SelectArgs::Engine;
+  const ref::SelectParams sp = test::real_select_params();
+  const uint64_t seed = 6131;
+  const int64_t L = 9500, NB = (L + sp.block - 1) / sp.block;
+  const Seq s = make_seq(L, 0, L, sp, seed);
+  // (pos0, T, workspace queries): a partial last CTA of queries (T % 16 != 0) and partial tiles of windows, sub-chunks
+  // of 5 queries (a CTA's warpgroups half empty), a decode step forced onto each engine, early queries (all forced)
+  for (auto [pos0, T, ws_T] : {std::tuple<int64_t, int64_t, int64_t>{9000, 37, 37}, {8191, 21, 5}, {L - 1, 1, 1},
+                               {6150, 2, 2}, {100, 40, 40}}) {
+    for (const Engine e : {Engine::mma, Engine::wgmma}) {
+      INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1 << ", engine "
+                   << (e == Engine::mma ? "mma" : "wgmma"));
+      const GpuSelection got = gpu_select(s, pos0, T, sp, NB, ws_T, true, e);
+      check_rows(got.blocks, pos0, T, sp);
+      const auto [r64, peer] = reference(s, pos0, T, sp, NB);
+      check_against_reference(got, r64, peer, T, sp);
+    }
   }
 }
 

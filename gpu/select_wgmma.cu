@@ -1,0 +1,398 @@
+// The selection's two scoring passes on Hopper's warpgroup MMA (wgmma, sm_90a): lse_partial_wg and score_pool_wg, the
+// functions of select_blocks.cu's lse_partial and score_pool (same grids, arguments and outputs) for prefill
+// sub-chunks, where those mma.sync kernels stall on their own dependency chains (Nsight Compute on the 1M chunk:
+// tensor pipe 25-39%, 0.5 instructions a cycle, top stall a fixed-latency dependency).
+//
+// A CTA is 4 warpgroups (512 threads) and 16 queries; warp w takes query w, so its 16 rows of the warpgroup's M = 64
+// are that query's 16 heads and its A operand (the query's Q, 16 heads x 128) stays in registers (32 a thread) for the
+// whole CTA. Compressed keys are the B operand: tiles of 128 windows (K = 128, 32 KB, 128-byte swizzle) in a ring of
+// 4 shared-memory stages filled by the tensor copy engine (TMA), shared by the 4 warpgroups, which run decoupled
+// (for_tiles). A warpgroup takes a tile as two halves of 64 windows, 8 wgmma m64n64k16 each (one per 16 of K) into 32
+// fp32 accumulators a thread, logits[head, window] for rows g, g + 8 (heads) and 16 windows; one half's products run
+// while the other's exponentials are taken. One CTA an SM (up to 162 KB of shared memory, ~127 registers a thread).
+//
+//  - lse_partial_wg: per head an online (max, sum) of exp2 over the windows of the CTA's split the query sees (one
+//    rescale a half), merged over the 4 lanes holding the head's other windows: the (max, sum) pairs of lse_partial.
+//  - score_pool_wg: s[window] = sum over the 16 heads of exp2(logit - LSE2_h): the two heads of a thread first, then
+//    a reduce-scatter over the 8 lanes holding the other heads (each step halves what a lane keeps: 14 shuffles a
+//    half, not 48), rounded once to bf16 into shared memory, then max-pooled into the blocks as score_pool does.
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "gpu/kernels.cuh"
+#include "gpu/mma.cuh"
+#include "gpu/pdl.cuh"
+#include "gpu/select_chunk.cuh"
+#include "gpu/hopper.cuh"
+#include "model/windows.hpp"
+
+namespace salasim::gpu {
+
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+constexpr int kHd = 128, kRows = 16;  // head dim; query heads per kv group (a warp's 16 rows)
+constexpr int kGroups = 4;            // warpgroups per CTA
+constexpr int kThreads = 128 * kGroups;
+constexpr int kQT = 4 * kGroups;      // queries per CTA: one per warp (select_blocks.cu's kQT too)
+constexpr int kTile = 128;            // windows per tile: two halves, each the N of one m64n64k16
+constexpr int kStages = 4;
+constexpr int kWarpsCta = kThreads / 32;
+constexpr uint32_t kHalfBytes = kTile * 128;           // one K-half of a tile: 128 rows of 64 bf16, 16 KB
+constexpr uint32_t kTileBytes = 2 * kHalfBytes;        // 32 KB
+constexpr int kPoolWindows = 8 * kTile;                // score_pool_wg's windows a CTA: 4 * 255 + 1 <= 1024
+constexpr int kLseSplits = 2;                          // LSE splits a CTA (2 x 512 windows: 8 tiles)
+constexpr size_t kRingBytes = size_t(kStages) * kTileBytes;
+constexpr size_t kSmem = 1024 + kRingBytes;                            // + slack to align the ring to 1024 B
+constexpr size_t kPoolSmem = kSmem + size_t(kQT) * kPoolWindows * 2;   // + bf16 window scores: 164,864 B
+
+// The warp's query (16 heads of kv group g) as A fragments, straight from global memory: qa[ks] is k-step ks
+// (dims 16 ks ..), rows g = lane / 4 (head g) and g + 8; zeros past the sub-chunk.
+__device__ void load_query_frags(const Chunk& ch, int64_t tl, int grp, int lane, uint32_t (&qa)[8][4]) {
+  const int gr = lane >> 2, c = lane & 3;
+  const bool ok = tl < ch.nq;
+  const uint32_t* r0 = reinterpret_cast<const uint32_t*>(ch.q + (ch.t0 + (ok ? tl : 0)) * ch.ldq +
+                                                        (int64_t(grp) * kRows + gr) * kHd);
+  const uint32_t* r1 = r0 + 8 * kHd / 2;  // head gr + 8
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks) {
+    const int k = (16 * ks + 2 * c) / 2;  // u32 index of the bf16 pair
+    qa[ks][0] = ok ? __ldg(r0 + k) : 0u;
+    qa[ks][1] = ok ? __ldg(r1 + k) : 0u;
+    qa[ks][2] = ok ? __ldg(r0 + k + 4) : 0u;
+    qa[ks][3] = ok ? __ldg(r1 + k + 4) : 0u;
+  }
+}
+
+// d[head row, window] = Q K^T for the warpgroup's 4 queries and windows 64 h .. 64 h + 63 of `tile`: 8 wgmma
+// m64n64k16 (one per 16 of K), committed as one group and not waited on.
+__device__ void half_logits(float (&d)[32], const uint32_t (&qa)[8][4], const unsigned char* tile, int h) {
+  const uint32_t base = mma::smem_addr(tile) + uint32_t(h) * (kHalfBytes / 2);  // row 64 h: 8 whole swizzle atoms in
+  wg::fence_operand(d);
+  wg::fence();
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks)
+    wg::mma_m64n64k16(d, qa[ks], wg::desc_sw128(base + (ks >> 2) * kHalfBytes + (ks & 3) * 32), ks > 0);
+  wg::commit();
+}
+
+// The ring's control words (static shared memory): full[s] completes when stage s's tile has landed; used[s] counts
+// the warps that have finished with stage s (monotonic: the kWarpsCta-th of a round refills it).
+struct RingCtl {
+  uint64_t full[kStages];
+  int used[kStages];
+};
+
+// Tile kt (windows e0 + 128 kt .., kv head grp of the map) into its stage: two boxes of 64 dims x 128 rows, 128-byte
+// swizzled by the copy engine exactly as the wgmma descriptor reads them; rows past the map's extent read as zeros.
+__device__ void issue_tile(RingCtl& ctl, unsigned char* ring, const CUtensorMap* map, int64_t e0, int kt, int grp) {
+  const int s = kt % kStages;
+  unsigned char* st = ring + s * kTileBytes;
+  wg::mbar_arrive_expect_tx(&ctl.full[s], kTileBytes);
+  const int row = int(e0 + int64_t(kt) * kTile);
+  wg::tma_load_3d(st, map, 0, row, grp, &ctl.full[s]);
+  wg::tma_load_3d(st + kHalfBytes, map, 64, row, grp, &ctl.full[s]);
+}
+
+// The ring: tiles e0 + 128 kt (kt < n_tiles, CTA-uniform) of the map through kStages stages, each warpgroup at its
+// own pace. Thread 0 issues the first kStages tiles; after that the last warp to finish with a stage refills it, so
+// no warpgroup waits for another except through a stage's data: one may run up to kStages - 1 tiles ahead of the
+// slowest (a CTA barrier a tile kept the four in step: each tile cost the four warpgroups' products plus the last
+// one's exponentials). Within a warpgroup, a tile's two halves of 64 windows are products in flight by turns: the
+// products of one half run while epi(kt, h, d) takes the exponentials of the other, so a warpgroup's own products
+// hide behind its epilogue (32 accumulators a half: the 64 of one N = 128 product, in two).
+//
+// Tiles kt < n_active (a prefix: the warpgroup's queries see windows only there) get epi(kt, 0, ..), epi(kt, 1, ..);
+// every tile then gets done(kt). Ends with a CTA barrier.
+template <class Epi, class Done>
+__device__ void for_tiles(unsigned char* ring, int n_tiles, int n_active, const CUtensorMap* map, int64_t e0, int grp,
+                          const uint32_t (&qa)[8][4], Epi&& epi, Done&& done) {
+  __shared__ RingCtl ctl;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) wg::mbar_init(&ctl.full[s], 1), ctl.used[s] = 0;
+    wg::fence_mbar_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int kt = 0; kt < n_tiles && kt < kStages; ++kt) issue_tile(ctl, ring, map, e0, kt, grp);
+  auto stage = [&](int kt) { return ring + (kt % kStages) * kTileBytes; };
+  auto ready = [&](int kt) { wg::mbar_wait(&ctl.full[kt % kStages], uint32_t(kt / kStages) & 1u); };
+  auto release = [&](int kt) {  // the warp's products have read tile kt (waited on)
+    __syncwarp();
+    if (threadIdx.x % 32 == 0 && atomicAdd(&ctl.used[kt % kStages], 1) % kWarpsCta == kWarpsCta - 1 &&
+        kt + kStages < n_tiles)
+      issue_tile(ctl, ring, map, e0, kt + kStages, grp);
+  };
+  float d0[32], d1[32];  // half 0 and half 1 of a tile
+  if (n_active > 0) {
+    ready(0);
+    half_logits(d0, qa, stage(0), 0);
+  }
+  for (int kt = 0; kt < n_active; ++kt) {
+    half_logits(d1, qa, stage(kt), 1);
+    wg::wait<1>();  // (kt, 0) is done; (kt, 1) runs on
+    wg::fence_operand(d0);
+    epi(kt, 0, d0);
+    if (kt + 1 < n_active) {
+      ready(kt + 1);
+      half_logits(d0, qa, stage(kt + 1), 0);
+      wg::wait<1>();  // (kt, 1) is done; (kt + 1, 0) runs on
+    } else {
+      wg::wait<0>();
+    }
+    wg::fence_operand(d1);
+    release(kt);
+    epi(kt, 1, d1);
+    done(kt);
+  }
+  for (int kt = n_active; kt < n_tiles; ++kt) {  // the stages still pass through this warpgroup's count
+    ready(kt);
+    release(kt);
+    done(kt);
+  }
+  __syncthreads();
+}
+
+__device__ unsigned char* aligned_ring(unsigned char* smem) {
+  const uint32_t a = mma::smem_addr(smem);
+  return smem + ((1024 - (a & 1023)) & 1023);
+}
+
+// Windows the query at chunk-local tl sees of a pass whose K windows are (kernel, stride): n_windows(p + 1).
+__device__ int64_t windows_seen(const Chunk& ch, int64_t tl, int kernel, int stride) {
+  return tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel, stride) : 0;
+}
+
+// As lse_partial_kernel (select_blocks.cu): part [nq, H, nsplit] (max, sum) of exp2 over each split's windows the
+// query sees. A CTA takes kLseSplits consecutive splits of split_w windows (a multiple of 128), blockIdx.y kLseSplits
+// apart, so that its fixed costs (the queries, the first tile's latency) spread over more tiles.
+__global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __grid_constant__ CUtensorMap k2map, Chunk ch,
+                                                                     int64_t n2c, int kernel2, int stride2, int split_w,
+                                                                     int64_t nsplit, float2* __restrict__ part) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
+  extern __shared__ __align__(1024) unsigned char smem[];
+  unsigned char* ring = aligned_ring(smem);
+  const int64_t split0 = int64_t(blockIdx.y) * kLseSplits, e_begin = split0 * split_w, tq0 = int64_t(blockIdx.x) * kQT;
+  const int span = kLseSplits * split_w, tiles_per_split = split_w / kTile;
+  const int grp = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, c = lane & 3, gr = lane >> 2;
+  const int64_t tl = tq0 + warp;
+  auto lim_of = [&](int64_t t) {  // windows e_begin + [0, lim) are the ones query t sees
+    return int(std::min<int64_t>(std::max<int64_t>(windows_seen(ch, t, kernel2, stride2) - e_begin, 0), span));
+  };
+  const int lim = lim_of(tl);
+  const int wg_lim = lim_of(std::min<int64_t>(tq0 + 4 * (warp / 4) + 3, ch.nq - 1));  // the warpgroup's last query
+  uint32_t qa[8][4];
+  load_query_frags(ch, tl, grp, lane, qa);
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // heads gr, gr + 8
+  const int n_tiles = int(std::min<int64_t>(span, n2c - e_begin) + kTile - 1) / kTile;
+  const int n_active = std::min(n_tiles, (wg_lim + kTile - 1) / kTile);
+  auto epi = [&](int kt, int h, float (&d)[32]) {
+    const int local = kt * kTile + 64 * h;  // window e_begin + local + n is column n of the half
+#pragma unroll
+    for (int j = 0; j < 8; ++j)  // windows the query does not see: -inf, exp2 0
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        if (local + 8 * j + 2 * c + e >= lim) d[4 * j + e] = d[4 * j + 2 + e] = -INFINITY;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float tm = -INFINITY;  // the half's max logit (scaling by sc_log2 > 0 keeps the order)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) tm = fmaxf(tm, fmaxf(d[4 * j + 2 * r], d[4 * j + 2 * r + 1]));
+      if (tm == -INFINITY) continue;
+      tm *= ch.sc_log2;
+      if (tm > m[r]) {
+        l[r] = m[r] > -INFINITY ? l[r] * exp2f(m[r] - tm) : 0.f;
+        m[r] = tm;
+      }
+      float sum[2] = {0.f, 0.f};  // two chains of dependent adds, not one
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) sum[e] += mma::exp2_ftz(d[4 * j + 2 * r + e] * ch.sc_log2 - m[r]);
+      l[r] += sum[0] + sum[1];
+    }
+  };
+  auto done = [&](int kt) {
+    if ((kt + 1) % tiles_per_split != 0 && kt + 1 != n_tiles) return;
+    // the split's last tile: merge over the 4 lanes of each head (lanes differing in c) in a fixed tree, write, reset
+    float mm[2] = {m[0], m[1]}, ll[2] = {l[0], l[1]};
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int o = 1; o < 4; o <<= 1)
+        merge_ml(mm[r], ll[r], __shfl_xor_sync(0xffffffffu, mm[r], o), __shfl_xor_sync(0xffffffffu, ll[r], o));
+    const int64_t split = split0 + kt / tiles_per_split;
+    if (c == 0 && tl < ch.nq)
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        part[(tl * ch.H + int64_t(grp) * kRows + gr + 8 * r) * nsplit + split] = make_float2(mm[r], ll[r]);
+    m[0] = m[1] = -INFINITY, l[0] = l[1] = 0.f;
+  };
+  for_tiles(ring, n_tiles, n_active, &k2map, e_begin, grp, qa, epi, done);
+}
+
+// v[j] (j < 2n) summed with the lane `o` apart, each of the pair keeping half: the lane whose bit `o` is clear keeps
+// j < n, the other j >= n; kept[j'] is then entry j' + n * bit of the pair's sum.
+template <int N>
+__device__ __forceinline__ void halve(const float (&v)[2 * N][2], float (&kept)[N][2], int o, bool bit) {
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const float send = bit ? v[j][e] : v[j + N][e], mine = bit ? v[j + N][e] : v[j][e];
+      kept[j][e] = mine + __shfl_xor_sync(0xffffffffu, send, o);
+    }
+}
+
+// As score_pool_kernel (select_blocks.cu): pooled [nq, G, nbs] 16-bit keys of blocks b0 .. b0 + pool_blocks - 1
+// (4 pool_blocks + 1 <= kPoolWindows).
+__global__ void __launch_bounds__(kThreads, 1) score_pool_wg_kernel(const __grid_constant__ CUtensorMap k1map, Chunk ch,
+                                                                    int64_t n1c, int kernel, int stride, int block,
+                                                                    int pool_blocks, const float* __restrict__ lse,
+                                                                    uint16_t* __restrict__ pooled, int64_t nbs) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
+  extern __shared__ __align__(1024) unsigned char smem[];
+  unsigned char* ring = aligned_ring(smem);
+  uint16_t* wsc = reinterpret_cast<uint16_t*>(ring + kRingBytes);  // [kQT][kPoolWindows] bf16 window scores
+  const int64_t b0 = int64_t(blockIdx.y) * pool_blocks, tq0 = int64_t(blockIdx.x) * kQT;
+  const int64_t w_begin = 4 * b0 - 1;  // windows 4 b - 1 .. 4 b + 3 overlap block b (kernel 32, stride 16, block 64)
+  const int grp = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, c = lane & 3, gr = lane >> 2;
+  const int64_t tl = tq0 + warp;
+  const int lo = w_begin < 0 ? int(-w_begin) : 0;  // windows w_begin + [lo, lim) are the ones query tl sees
+  const int n_tiles = (4 * pool_blocks + 1 + kTile - 1) / kTile;
+  auto lim_of = [&](int64_t t) {
+    return int(std::min<int64_t>(std::max<int64_t>(windows_seen(ch, t, kernel, stride) - w_begin, 0), n_tiles * kTile));
+  };
+  const int lim = lim_of(tl);
+  const int wg_lim = lim_of(std::min<int64_t>(tq0 + 4 * (warp / 4) + 3, ch.nq - 1));
+  const float* lse_q = lse + (tl < ch.nq ? tl : 0) * ch.H + int64_t(grp) * kRows;
+  const float lse0 = tl < ch.nq ? lse_q[gr] : 0.f, lse1 = tl < ch.nq ? lse_q[gr + 8] : 0.f;
+  uint32_t qa[8][4];
+  load_query_frags(ch, tl, grp, lane, qa);
+  const bool b0bit = (lane >> 2) & 1, b1bit = (lane >> 3) & 1, b2bit = (lane >> 4) & 1;
+  const int jsel = 4 * b0bit + 2 * b1bit + b2bit;  // the column group j of a half this lane ends with
+  uint16_t* wq = wsc + warp * kPoolWindows;
+  const int n_active = std::min(n_tiles, (wg_lim + kTile - 1) / kTile);
+  auto epi = [&](int kt, int h, float (&d)[32]) {
+    const int local = kt * kTile + 64 * h;
+    float v[8][2];  // column group j (windows local + 8 j + 2 c + e): heads gr and gr + 8
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        v[j][e] = mma::exp2_ftz(d[4 * j + e] * ch.sc_log2 - lse0) + mma::exp2_ftz(d[4 * j + 2 + e] * ch.sc_log2 - lse1);
+    float v4[4][2], v2[2][2], v1[1][2];
+    halve<4>(v, v4, 4, b0bit);
+    halve<2>(v4, v2, 8, b1bit);
+    halve<1>(v2, v1, 16, b2bit);
+    const int w = local + 8 * jsel + 2 * c;
+    // a window the query does not see scores 0 (the reference's zeroed score array): it never raises a max
+    const uint32_t k0 = w >= lo && w < lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v1[0][0])) : 0u;
+    const uint32_t k1v = w + 1 >= lo && w + 1 < lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v1[0][1])) : 0u;
+    *reinterpret_cast<uint32_t*>(wq + w) = k0 | (k1v << 16);
+  };
+  auto done = [&](int kt) {  // tiles past the warpgroup's queries: their windows score 0
+    if (kt < n_active) return;
+    for (int i = lane; i < kTile / 2; i += 32) reinterpret_cast<uint32_t*>(wq + kt * kTile)[i] = 0u;
+  };
+  for_tiles(ring, n_tiles, n_active, &k1map, w_begin, grp, qa, epi, done);
+  // max-pool (for_tiles ended with a CTA barrier): block b0 + j takes local windows 4j .. 4j + 4
+  pool_to_blocks(ch, wsc, kPoolWindows, kQT, tq0, b0, pool_blocks, block, grp, pooled, nbs);
+}
+
+bool attrs_set = false;  // the dynamic shared-memory limits, raised once per process
+cudaError_t set_attrs() {
+  if (attrs_set) return cudaSuccess;
+  cudaError_t e = cudaFuncSetAttribute(lse_partial_wg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(score_pool_wg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPoolSmem));
+  attrs_set = e == cudaSuccess;
+  return e;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ const int kBuiltWgmma = 1;
+#else
+__device__ const int kBuiltWgmma = 0;
+#endif
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda), looked up once.
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+EncodeTiled encode_tiled() {
+  static const EncodeTiled fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<EncodeTiled>(p);
+  }();
+  return fn;
+}
+
+// The map of compressed keys ck [G, cap, hd] bf16 whose first `rows` rows per kv head exist: boxes of 64 dims x 128
+// rows x 1 head, 128-byte swizzle; rows at or past `rows` (and negative ones) read as zeros, as the mma.sync kernels'
+// zero-filled copies.
+cudaError_t key_map(CUtensorMap* map, const bf16* ck, int64_t cap, int64_t rows, int G) {
+  const EncodeTiled enc = encode_tiled();
+  if (!enc) return cudaErrorNotSupported;
+  const cuuint64_t dims[3] = {cuuint64_t(kHd), cuuint64_t(std::max<int64_t>(rows, 1)), cuuint64_t(G)};
+  const cuuint64_t strides[2] = {cuuint64_t(kHd) * 2, cuuint64_t(cap) * kHd * 2};  // bytes, dims 1 and 2
+  const cuuint32_t box[3] = {64, kTile, 1}, unit[3] = {1, 1, 1};
+  const CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<bf16*>(ck), dims, strides, box, unit,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+bool wgmma_available() {
+  static const bool ok = [] {
+    int dev = 0, major = 0, minor = 0, built = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+      return false;
+    if (major != 9 || minor != 0 || !encode_tiled()) return false;
+    if (cudaMemcpyFromSymbol(&built, kBuiltWgmma, sizeof built) != cudaSuccess) {
+      (void)cudaGetLastError();  // no image for this device: not available, and no sticky error left behind
+      return false;
+    }
+    return built == 1;
+  }();
+  return ok;
+}
+
+cudaError_t launch_lse_partial_wg(const Chunk& ch, const bf16* k2, int64_t k2_cap, int64_t n2c, int kernel2, int stride2,
+                                  int split_w, int64_t nsplit, float2* part, cudaStream_t s) {
+  if (split_w % kTile != 0) return cudaErrorInvalidValue;
+  if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
+  CUtensorMap map;
+  if (const cudaError_t e = key_map(&map, k2, k2_cap, n2c, ch.G); e != cudaSuccess) return e;
+  const int64_t splits = (n2c + split_w - 1) / split_w;
+  const dim3 grid(unsigned((ch.nq + kQT - 1) / kQT), unsigned((splits + kLseSplits - 1) / kLseSplits), unsigned(ch.G));
+  return launch_pdl(lse_partial_wg_kernel, grid, kThreads, kSmem, s, map, ch, n2c, kernel2, stride2, split_w, nsplit,
+                    part);
+}
+
+cudaError_t launch_score_pool_wg(const Chunk& ch, const bf16* k1, int64_t k1_cap, int64_t n1c, int kernel, int stride,
+                                 int block, int pool_blocks, const float* lse, uint16_t* pooled, int64_t nbs,
+                                 cudaStream_t s) {
+  if (4 * pool_blocks + 1 > kPoolWindows) return cudaErrorInvalidValue;
+  if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
+  CUtensorMap map;
+  if (const cudaError_t e = key_map(&map, k1, k1_cap, n1c, ch.G); e != cudaSuccess) return e;
+  const int64_t nbc = (ch.pos0 + ch.t0 + ch.nq - 1) / block + 1;
+  const dim3 grid(unsigned((ch.nq + kQT - 1) / kQT), unsigned((nbc + pool_blocks - 1) / pool_blocks), unsigned(ch.G));
+  return launch_pdl(score_pool_wg_kernel, grid, kThreads, kPoolSmem, s, map, ch, n1c, kernel, stride, block,
+                    pool_blocks, lse, pooled, nbs);
+}
+
+}  // namespace salasim::gpu
