@@ -1,14 +1,15 @@
-// Hopper primitives for the selection's prefill kernels (select_wgmma.cu): warpgroup MMA (wgmma, sm_90a only: the
-// shared-memory descriptor of a 128-byte-swizzled K-major operand, the fences around an asynchronous group,
-// m64n64k16 with A in registers, bf16 in, fp32 accumulate), the tensor copy engine (TMA: a 3-D tile into shared
-// memory, completing on an mbarrier) and the mbarrier operations it needs.
+// Hopper primitives for the selection's prefill kernels (select_wgmma.cu): warpgroup MMA (wgmma: the shared-memory
+// descriptor of a 128-byte-swizzled K-major operand, the fences around an asynchronous group, m64n128k16 with A in
+// registers, bf16 in, fp32 accumulate), the tensor copy engine (TMA: a 3-D tile into shared memory, completing on an
+// mbarrier) and the mbarrier operations it needs. All of it is sm_90a only: built for another target each wrapper
+// traps, and select_blocks never picks these kernels there (wgmma_available, select_chunk.cuh).
 //
 // Layouts (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"); warp w of the warpgroup, g = lane / 4,
 // c = lane % 4:
 //   A (64 x 16, registers): warp w holds rows 16w .. 16w + 15 as mma.m16n8k16's A fragment (mma.cuh).
 //   B (16 x N, shared memory, K-major: stored [n][k]): rows of 64 bf16 (128 B) in 1024-byte atoms of 8 rows, the
-//     16-byte piece j of row n at piece j ^ (n % 8) (swz128_offset); a 128-deep K is two such regions, K 0..63 and
-//     64..127, one after the other (N * 128 B each).
+//     16-byte piece j of row n at piece j ^ (n % 8) (as TMA's 128-byte swizzle writes them); a 128-deep K is two such
+//     regions, K 0..63 and 64..127, one after the other (N * 128 B each).
 //   D (64 x N fp32): d[4j + 0..1] = (row 16w + g, cols 8j + 2c, +1), d[4j + 2..3] = (row 16w + g + 8, same cols).
 #pragma once
 #include <cuda.h>  // CUtensorMap (the type only: maps are encoded through the runtime's driver entry point)
@@ -19,10 +20,12 @@
 
 namespace salasim::gpu::wg {
 
-// Byte offset of bf16 element (n, k) (k < 64) in a 128-byte-swizzled K-major region based at a 1024-byte boundary.
-__device__ __forceinline__ uint32_t swz128_offset(int n, int k) {
-  return uint32_t(n) * 128u + ((uint32_t(k >> 3) ^ uint32_t(n & 7)) << 4) + uint32_t(k & 7) * 2u;
-}
+// The wrappers' inline PTX where the target has it (sm_90a), a trap elsewhere.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define SALASIM_HOPPER_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define SALASIM_HOPPER_ASM(...) __trap()
+#endif
 
 // Descriptor of a K-major, 128-byte-swizzled operand starting at shared address `addr` (the region's 1024-aligned
 // base plus 32 B per 16-element k-step): leading offset unused for this layout (1), stride 1024 B between 8-row
@@ -36,11 +39,11 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
   return d;
 }
 
-__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void fence() { SALASIM_HOPPER_ASM("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void commit() { SALASIM_HOPPER_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+  SALASIM_HOPPER_ASM("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 // The accumulators as the compiler's operands at this point: nothing that reads them moves above a wait before it,
 // nor anything that writes them below an issue after it (no instruction is emitted).
@@ -49,48 +52,51 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
-// Ordinary shared-memory writes (cp.async included) made visible to the tensor cores' reads that follow a barrier.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-// d (+)= A * B: m64n64k16, A in registers (a: this warp's 16 rows x 16 k), B by descriptor. accumulate = false
+// d (+)= A * B: m64n128k16, A in registers (a: this warp's 16 rows x 16 k), B by descriptor. accumulate = false
 // overwrites d. The warpgroup's 128 threads must all call it, converged; d is the tensor cores' until a wait that
 // covers its group.
-__device__ __forceinline__ void mma_m64n64k16(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %36, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "{%32, %33, %34, %35}, %37, p, 1, 1, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+__device__ __forceinline__ void mma_m64n128k16(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
+  SALASIM_HOPPER_ASM(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %68, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %69, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(int(accumulate)), "l"(desc_b));
-#else
-  __trap();  // built without sm_90a: select_blocks never picks the wgmma engine there (select_chunk.cuh)
-#endif
 }
 
 // ---- mbarrier and TMA (sm_90). A barrier of `count` arrivals whose phase also waits for `tx` bytes announced by
 // arrive_expect_tx: the tensor copies complete_tx those bytes as they land, and their writes are visible to every
 // proxy (the tensor cores included) once the phase is seen complete.
 __device__ __forceinline__ void mbar_init(uint64_t* bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mma::smem_addr(bar)), "r"(count) : "memory");
+  SALASIM_HOPPER_ASM("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mma::smem_addr(bar)), "r"(count) : "memory");
 }
 // The inits visible to the copy engine (before the CTA barrier that publishes them).
-__device__ __forceinline__ void fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+__device__ __forceinline__ void fence_mbar_init() { SALASIM_HOPPER_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t tx) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mma::smem_addr(bar)), "r"(tx) : "memory");
+  SALASIM_HOPPER_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mma::smem_addr(bar)), "r"(tx) : "memory");
 }
 __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
-  uint32_t done;
+  uint32_t done = 1;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile(
       "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
       : "=r"(done)
       : "r"(mma::smem_addr(bar)), "r"(parity)
       : "memory");
+#else
+  __trap();
+#endif
   return done != 0;
 }
 // Until the phase of parity `parity` has completed.
@@ -101,9 +107,10 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 // Box (c0, c1, c2) of the 3-D map into shared memory at dst (aligned as the map's swizzle needs: 1024 B for 128 B),
 // counted against bar's expected bytes. Coordinates outside the map's extents read as zeros.
 __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
-  asm volatile(
+  SALASIM_HOPPER_ASM(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
       ::"r"(mma::smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(mma::smem_addr(bar))
       : "memory");
 }
+#undef SALASIM_HOPPER_ASM
 }  // namespace salasim::gpu::wg

@@ -27,8 +27,8 @@
 //     16-byte loads of 8 keys), so thread order is block order: after the two histograms (each warp finds the
 //     threshold bin itself by a suffix scan of 8 bins a lane), each thread counts its keys above the threshold
 //     and those equal to it, ONE CTA-wide scan of the pair (packed in 64 bits) gives its output offset and its rank
-//     among the ties, and it writes its ids in order. A fixed 5 barriers whatever nb (chunks of 256 keys with two
-//     scans each cost 101 us a decode call at nb = 16K, 1M keys).
+//     among the ties, and it writes its ids in order. At most 5 barriers (2 when take is 0) whatever nb (chunks
+//     of 256 keys with two scans each cost 101 us a decode call at nb = 16K, 1M keys).
 //
 // Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2:
 // docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU unit
@@ -56,10 +56,8 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kHd = 128;        // head dim the kernels are built for
-constexpr int kRows = 16;       // query heads per kv group: two n8 tiles
 constexpr int kWarps = 8, kThreads = kWarps * 32;
-constexpr int kQT = 2 * kWarps;   // queries per CTA: 2 per warp
+static_assert(kQT == 2 * kWarps, "2 queries per warp");
 constexpr int kKeyTile = 128;     // compressed keys per shared-memory tile
 constexpr int kPoolBlocks = 127;      // blocks per score_pool CTA: their 4 * 127 + 1 windows fit 4 tiles
 constexpr int kPoolBlocksFine = 31;   // decode's: 4 * 31 + 1 windows, one tile
@@ -736,11 +734,11 @@ void select_blocks(const SelectArgs& a, Stream s) {
   const Layout L = layout(rows, n2, nb, a.H, a.G);
   // calls of <= 2 queries (decode) may spread each query over 4x the CTAs, one 128-key tile each (runner_plan.hpp
   // sizes their partials), where those 4x still fit one CTA an SM: a 64K-key decode step's 4 LSE and 18 score CTAs
-  // become 16 and 72 (select_blocks.decode 32.8 -> 23.7 us on the H200). Past that the coarse grid is faster (at 1M
+  // become 16 and 72 (select_blocks.decode 34.1 -> 25.7 us on the H200). Past that the coarse grid is faster (at 1M
   // keys: 49.6 us coarse, 52.7 fine throughout): a fine CTA pays the same fixed latencies (queries, then keys, from
-  // memory) for a quarter of the work.
-  const bool few = rows <= kSelectFineRows;
-  // per call, not per sub-chunk, so that a workspace's size never changes which engine scores a query
+  // memory) for a quarter of the work. Decided by the call's T, not the sub-chunk's size, so that a smaller
+  // workspace never changes a query's grids or engine, hence its bits (a layout of <= 2 rows holds coarse splits too).
+  const bool few = a.T <= kSelectFineRows;
   const bool wg = a.engine == SelectArgs::Engine::wgmma || (a.engine == SelectArgs::Engine::automatic && !few && wgmma_available());
   ARG_CHECK(!wg || wgmma_available(), op, "engine wgmma needs an sm_90a build on a compute capability 9.0 GPU");
   const auto fine = [&](int64_t coarse_ctas) {
@@ -777,13 +775,17 @@ void select_blocks(const SelectArgs& a, Stream s) {
       CUDA_CHECK(launch_pdl(lse_combine_kernel, unsigned((nq * a.H + kCombineRows - 1) / kCombineRows),
                             kCombineRows * 32, 0, s, ch, kernel2, stride2, split_w, L.nsplit, part, lse),
                  [&] { return at("lse_combine"); });
-      const int pool_blocks = fine((nbc + kPoolBlocks - 1) / kPoolBlocks) ? kPoolBlocksFine : wg ? kWgPoolBlocks : kPoolBlocks;
+      // the wgmma kernel reads whole K1 tiles: with no window yet (scores asked for at the first keys) the
+      // mma.sync kernel writes the zero scores
+      const bool wg_score = wg && n1c > 0;
+      const int pool_blocks =
+          fine((nbc + kPoolBlocks - 1) / kPoolBlocks) ? kPoolBlocksFine : wg_score ? kWgPoolBlocks : kPoolBlocks;
       const dim3 grid(qtiles, unsigned((nbc + pool_blocks - 1) / pool_blocks), unsigned(a.G));
-      CUDA_CHECK(wg ? launch_score_pool_wg(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, pool_blocks, lse, pooled,
-                                           L.nbs, s)
-                    : launch_pdl(score_pool_kernel, grid, kThreads, kPoolSmem, s, ch, k1, a.k1_cap, n1c, a.kernel,
-                                 a.stride, a.block, pool_blocks, lse, pooled, L.nbs),
-                 [&] { return at(wg ? "score_pool_wg" : "score_pool"); });
+      CUDA_CHECK(wg_score ? launch_score_pool_wg(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, pool_blocks, lse,
+                                                 pooled, L.nbs, s)
+                          : launch_pdl(score_pool_kernel, grid, kThreads, kPoolSmem, s, ch, k1, a.k1_cap, n1c, a.kernel,
+                                       a.stride, a.block, pool_blocks, lse, pooled, L.nbs),
+                 [&] { return at(wg_score ? "score_pool_wg" : "score_pool"); });
     }
     const TopkSplit sp{reinterpret_cast<int32_t*>(base + L.cand_ids), reinterpret_cast<uint16_t*>(base + L.cand_keys),
                        (nbc + kTopkSegment - 1) / kTopkSegment};

@@ -9,6 +9,10 @@
 
 namespace salasim::gpu {
 
+constexpr int kHd = 128;   // head dim the selection kernels are built for
+constexpr int kRows = 16;  // query heads per kv group: a warp's 16 MMA rows (two n8 tiles in the mma.sync kernels)
+constexpr int kQT = 16;    // queries per CTA of the scoring kernels, in both engines
+
 // Shapes and positions of one sub-chunk of queries: chunk-local query tl is absolute query t0 + tl at position
 // pos0 + t0 + tl.
 struct Chunk {

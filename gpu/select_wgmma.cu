@@ -7,20 +7,21 @@
 // are that query's 16 heads and its A operand (the query's Q, 16 heads x 128) stays in registers (32 a thread) for the
 // whole CTA. Compressed keys are the B operand: tiles of 128 windows (K = 128, 32 KB, 128-byte swizzle) in a ring of
 // 4 shared-memory stages filled by the tensor copy engine (TMA), shared by the 4 warpgroups, which run decoupled
-// (for_tiles). A warpgroup takes a tile as two halves of 64 windows, 8 wgmma m64n64k16 each (one per 16 of K) into 32
-// fp32 accumulators a thread, logits[head, window] for rows g, g + 8 (heads) and 16 windows; one half's products run
-// while the other's exponentials are taken. One CTA an SM (up to 162 KB of shared memory, ~127 registers a thread).
+// (for_tiles). A warpgroup takes a tile as 8 wgmma m64n128k16 (one per 16 of K) into 64 fp32 accumulators a thread,
+// logits[head, window] for rows g, g + 8 (heads) and 32 windows; the products of one warpgroup run while the others
+// take their exponentials. One CTA an SM (up to 162 KB of shared memory, ~127 registers a thread).
 //
 //  - lse_partial_wg: per head an online (max, sum) of exp2 over the windows of the CTA's split the query sees (one
-//    rescale a half), merged over the 4 lanes holding the head's other windows: the (max, sum) pairs of lse_partial.
+//    rescale a tile), merged over the 4 lanes holding the head's other windows: the (max, sum) pairs of lse_partial.
 //  - score_pool_wg: s[window] = sum over the 16 heads of exp2(logit - LSE2_h): the two heads of a thread first, then
-//    a reduce-scatter over the 8 lanes holding the other heads (each step halves what a lane keeps: 14 shuffles a
-//    half, not 48), rounded once to bf16 into shared memory, then max-pooled into the blocks as score_pool does.
+//    a reduce-scatter over the 8 lanes holding the other heads (each step halves what a lane keeps: 28 shuffles a
+//    tile, not 96), rounded once to bf16 into shared memory, then max-pooled into the blocks as score_pool does.
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "gpu/kernels.cuh"
 #include "gpu/mma.cuh"
@@ -35,11 +36,10 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kHd = 128, kRows = 16;  // head dim; query heads per kv group (a warp's 16 rows)
 constexpr int kGroups = 4;            // warpgroups per CTA
 constexpr int kThreads = 128 * kGroups;
-constexpr int kQT = 4 * kGroups;      // queries per CTA: one per warp (select_blocks.cu's kQT too)
-constexpr int kTile = 128;            // windows per tile: two halves, each the N of one m64n64k16
+static_assert(kQT == 4 * kGroups, "one query per warp");
+constexpr int kTile = 128;            // windows per tile: the N of one m64n128k16
 constexpr int kStages = 4;
 constexpr int kWarpsCta = kThreads / 32;
 constexpr uint32_t kHalfBytes = kTile * 128;           // one K-half of a tile: 128 rows of 64 bf16, 16 KB
@@ -68,15 +68,15 @@ __device__ void load_query_frags(const Chunk& ch, int64_t tl, int grp, int lane,
   }
 }
 
-// d[head row, window] = Q K^T for the warpgroup's 4 queries and windows 64 h .. 64 h + 63 of `tile`: 8 wgmma
-// m64n64k16 (one per 16 of K), committed as one group and not waited on.
-__device__ void half_logits(float (&d)[32], const uint32_t (&qa)[8][4], const unsigned char* tile, int h) {
-  const uint32_t base = mma::smem_addr(tile) + uint32_t(h) * (kHalfBytes / 2);  // row 64 h: 8 whole swizzle atoms in
+// d[head row, window] = Q K^T for the warpgroup's 4 queries and the 128 windows of `tile`: 8 wgmma m64n128k16 (one
+// per 16 of K), committed as one group and not waited on.
+__device__ void tile_logits(float (&d)[64], const uint32_t (&qa)[8][4], const unsigned char* tile) {
+  const uint32_t base = mma::smem_addr(tile);
   wg::fence_operand(d);
   wg::fence();
 #pragma unroll
   for (int ks = 0; ks < 8; ++ks)
-    wg::mma_m64n64k16(d, qa[ks], wg::desc_sw128(base + (ks >> 2) * kHalfBytes + (ks & 3) * 32), ks > 0);
+    wg::mma_m64n128k16(d, qa[ks], wg::desc_sw128(base + (ks >> 2) * kHalfBytes + (ks & 3) * 32), ks > 0);
   wg::commit();
 }
 
@@ -102,12 +102,12 @@ __device__ void issue_tile(RingCtl& ctl, unsigned char* ring, const CUtensorMap*
 // own pace. Thread 0 issues the first kStages tiles; after that the last warp to finish with a stage refills it, so
 // no warpgroup waits for another except through a stage's data: one may run up to kStages - 1 tiles ahead of the
 // slowest (a CTA barrier a tile kept the four in step: each tile cost the four warpgroups' products plus the last
-// one's exponentials). Within a warpgroup, a tile's two halves of 64 windows are products in flight by turns: the
-// products of one half run while epi(kt, h, d) takes the exponentials of the other, so a warpgroup's own products
-// hide behind its epilogue (32 accumulators a half: the 64 of one N = 128 product, in two).
+// one's exponentials). A warpgroup's own products are waited on before its epilogue: what runs beside them is the
+// other warpgroups' exponentials (two halves of a tile in flight by turns, 32 accumulators each, measured slower:
+// 35.2 against 31.4 ms for a 16K chunk at 1M, bench/RESULTS.md).
 //
-// Tiles kt < n_active (a prefix: the warpgroup's queries see windows only there) get epi(kt, 0, ..), epi(kt, 1, ..);
-// every tile then gets done(kt). Ends with a CTA barrier.
+// Tiles kt < n_active (a prefix: the warpgroup's queries see windows only there; warp-uniform, so that ptxas keeps
+// the products asynchronous) get epi(kt, d); every tile then gets done(kt). Ends with a CTA barrier.
 template <class Epi, class Done>
 __device__ void for_tiles(unsigned char* ring, int n_tiles, int n_active, const CUtensorMap* map, int64_t e0, int grp,
                           const uint32_t (&qa)[8][4], Epi&& epi, Done&& done) {
@@ -119,7 +119,6 @@ __device__ void for_tiles(unsigned char* ring, int n_tiles, int n_active, const 
   __syncthreads();
   if (threadIdx.x == 0)
     for (int kt = 0; kt < n_tiles && kt < kStages; ++kt) issue_tile(ctl, ring, map, e0, kt, grp);
-  auto stage = [&](int kt) { return ring + (kt % kStages) * kTileBytes; };
   auto ready = [&](int kt) { wg::mbar_wait(&ctl.full[kt % kStages], uint32_t(kt / kStages) & 1u); };
   auto release = [&](int kt) {  // the warp's products have read tile kt (waited on)
     __syncwarp();
@@ -127,26 +126,14 @@ __device__ void for_tiles(unsigned char* ring, int n_tiles, int n_active, const 
         kt + kStages < n_tiles)
       issue_tile(ctl, ring, map, e0, kt + kStages, grp);
   };
-  float d0[32], d1[32];  // half 0 and half 1 of a tile
-  if (n_active > 0) {
-    ready(0);
-    half_logits(d0, qa, stage(0), 0);
-  }
+  float d[64];
   for (int kt = 0; kt < n_active; ++kt) {
-    half_logits(d1, qa, stage(kt), 1);
-    wg::wait<1>();  // (kt, 0) is done; (kt, 1) runs on
-    wg::fence_operand(d0);
-    epi(kt, 0, d0);
-    if (kt + 1 < n_active) {
-      ready(kt + 1);
-      half_logits(d0, qa, stage(kt + 1), 0);
-      wg::wait<1>();  // (kt, 1) is done; (kt + 1, 0) runs on
-    } else {
-      wg::wait<0>();
-    }
-    wg::fence_operand(d1);
+    ready(kt);
+    tile_logits(d, qa, ring + (kt % kStages) * kTileBytes);
+    wg::wait<0>();
+    wg::fence_operand(d);
     release(kt);
-    epi(kt, 1, d1);
+    epi(kt, d);
     done(kt);
   }
   for (int kt = n_active; kt < n_tiles; ++kt) {  // the stages still pass through this warpgroup's count
@@ -167,6 +154,23 @@ __device__ int64_t windows_seen(const Chunk& ch, int64_t tl, int kernel, int str
   return tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel, stride) : 0;
 }
 
+// What a warp of a CTA over windows w_begin + [0, span) (tiles of kTile) and queries tq0 .. tq0 + 15 takes: lim,
+// its query's windows there are [.., lim); n_active, the tiles its warpgroup's queries see (0 for a warpgroup past
+// the sub-chunk), broadcast from lane 0 so that ptxas sees it warp-uniform.
+struct WarpLimits {
+  int lim, n_active;
+};
+__device__ WarpLimits warp_limits(const Chunk& ch, int64_t tq0, int warp, int64_t w_begin, int span, int n_tiles,
+                                  int kernel, int stride) {
+  auto lim_of = [&](int64_t t) {
+    return int(std::min<int64_t>(std::max<int64_t>(windows_seen(ch, t, kernel, stride) - w_begin, 0), span));
+  };
+  const int64_t wg_last = tq0 + 4 * (warp / 4) + 3;  // the warpgroup's last query (windows_seen grows with t)
+  const int wg_lim = tq0 + 4 * (warp / 4) < ch.nq ? lim_of(std::min<int64_t>(wg_last, ch.nq - 1)) : 0;
+  const int n_active = std::min(n_tiles, (wg_lim + kTile - 1) / kTile);
+  return {lim_of(tq0 + warp), __shfl_sync(0xffffffffu, n_active, 0)};
+}
+
 // As lse_partial_kernel (select_blocks.cu): part [nq, H, nsplit] (max, sum) of exp2 over each split's windows the
 // query sees. A CTA takes kLseSplits consecutive splits of split_w windows (a multiple of 128), blockIdx.y kLseSplits
 // apart, so that its fixed costs (the queries, the first tile's latency) spread over more tiles.
@@ -180,41 +184,42 @@ __global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __gri
   const int span = kLseSplits * split_w, tiles_per_split = split_w / kTile;
   const int grp = blockIdx.z, warp = threadIdx.x / 32, lane = threadIdx.x % 32, c = lane & 3, gr = lane >> 2;
   const int64_t tl = tq0 + warp;
-  auto lim_of = [&](int64_t t) {  // windows e_begin + [0, lim) are the ones query t sees
-    return int(std::min<int64_t>(std::max<int64_t>(windows_seen(ch, t, kernel2, stride2) - e_begin, 0), span));
-  };
-  const int lim = lim_of(tl);
-  const int wg_lim = lim_of(std::min<int64_t>(tq0 + 4 * (warp / 4) + 3, ch.nq - 1));  // the warpgroup's last query
+  const int n_tiles = int(std::min<int64_t>(span, n2c - e_begin) + kTile - 1) / kTile;
+  const WarpLimits wl = warp_limits(ch, tq0, warp, e_begin, span, n_tiles, kernel2, stride2);
   uint32_t qa[8][4];
   load_query_frags(ch, tl, grp, lane, qa);
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // heads gr, gr + 8
-  const int n_tiles = int(std::min<int64_t>(span, n2c - e_begin) + kTile - 1) / kTile;
-  const int n_active = std::min(n_tiles, (wg_lim + kTile - 1) / kTile);
-  auto epi = [&](int kt, int h, float (&d)[32]) {
-    const int local = kt * kTile + 64 * h;  // window e_begin + local + n is column n of the half
+  auto epi = [&](int kt, const float (&d)[64]) {
+    const int local = kt * kTile;  // window e_begin + local + n is column n of the tile
+    // windows the query does not see read as -inf (exp2 0), tested only in the tile where its windows end; the
+    // accumulators themselves stay untouched (ptxas serializes products whose registers are written in between)
+    auto body = [&](auto masked) {
+      auto logit = [&](int j, int e, int r) {
+        return masked && local + 8 * j + 2 * c + e >= wl.lim ? -INFINITY : d[4 * j + 2 * r + e];
+      };
 #pragma unroll
-    for (int j = 0; j < 8; ++j)  // windows the query does not see: -inf, exp2 0
+      for (int r = 0; r < 2; ++r) {
+        float tm = -INFINITY;  // the tile's max logit (scaling by sc_log2 > 0 keeps the order)
 #pragma unroll
-      for (int e = 0; e < 2; ++e)
-        if (local + 8 * j + 2 * c + e >= lim) d[4 * j + e] = d[4 * j + 2 + e] = -INFINITY;
+        for (int j = 0; j < 16; ++j) tm = fmaxf(tm, fmaxf(logit(j, 0, r), logit(j, 1, r)));
+        if (tm == -INFINITY) continue;
+        tm *= ch.sc_log2;
+        if (tm > m[r]) {
+          l[r] = m[r] > -INFINITY ? l[r] * exp2f(m[r] - tm) : 0.f;
+          m[r] = tm;
+        }
+        float sum[2] = {0.f, 0.f};  // two chains of dependent adds, not one
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float tm = -INFINITY;  // the half's max logit (scaling by sc_log2 > 0 keeps the order)
+        for (int j = 0; j < 16; ++j)
 #pragma unroll
-      for (int j = 0; j < 8; ++j) tm = fmaxf(tm, fmaxf(d[4 * j + 2 * r], d[4 * j + 2 * r + 1]));
-      if (tm == -INFINITY) continue;
-      tm *= ch.sc_log2;
-      if (tm > m[r]) {
-        l[r] = m[r] > -INFINITY ? l[r] * exp2f(m[r] - tm) : 0.f;
-        m[r] = tm;
+          for (int e = 0; e < 2; ++e) sum[e] += mma::exp2_ftz(logit(j, e, r) * ch.sc_log2 - m[r]);
+        l[r] += sum[0] + sum[1];
       }
-      float sum[2] = {0.f, 0.f};  // two chains of dependent adds, not one
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) sum[e] += mma::exp2_ftz(d[4 * j + 2 * r + e] * ch.sc_log2 - m[r]);
-      l[r] += sum[0] + sum[1];
-    }
+    };
+    if (local + kTile <= wl.lim)
+      body(std::false_type{});
+    else
+      body(std::true_type{});
   };
   auto done = [&](int kt) {
     if ((kt + 1) % tiles_per_split != 0 && kt + 1 != n_tiles) return;
@@ -232,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __gri
         part[(tl * ch.H + int64_t(grp) * kRows + gr + 8 * r) * nsplit + split] = make_float2(mm[r], ll[r]);
     m[0] = m[1] = -INFINITY, l[0] = l[1] = 0.f;
   };
-  for_tiles(ring, n_tiles, n_active, &k2map, e_begin, grp, qa, epi, done);
+  for_tiles(ring, n_tiles, wl.n_active, &k2map, e_begin, grp, qa, epi, done);
 }
 
 // v[j] (j < 2n) summed with the lane `o` apart, each of the pair keeping half: the lane whose bit `o` is clear keeps
@@ -264,42 +269,39 @@ __global__ void __launch_bounds__(kThreads, 1) score_pool_wg_kernel(const __grid
   const int64_t tl = tq0 + warp;
   const int lo = w_begin < 0 ? int(-w_begin) : 0;  // windows w_begin + [lo, lim) are the ones query tl sees
   const int n_tiles = (4 * pool_blocks + 1 + kTile - 1) / kTile;
-  auto lim_of = [&](int64_t t) {
-    return int(std::min<int64_t>(std::max<int64_t>(windows_seen(ch, t, kernel, stride) - w_begin, 0), n_tiles * kTile));
-  };
-  const int lim = lim_of(tl);
-  const int wg_lim = lim_of(std::min<int64_t>(tq0 + 4 * (warp / 4) + 3, ch.nq - 1));
+  const WarpLimits wl = warp_limits(ch, tq0, warp, w_begin, n_tiles * kTile, n_tiles, kernel, stride);
   const float* lse_q = lse + (tl < ch.nq ? tl : 0) * ch.H + int64_t(grp) * kRows;
   const float lse0 = tl < ch.nq ? lse_q[gr] : 0.f, lse1 = tl < ch.nq ? lse_q[gr + 8] : 0.f;
   uint32_t qa[8][4];
   load_query_frags(ch, tl, grp, lane, qa);
   const bool b0bit = (lane >> 2) & 1, b1bit = (lane >> 3) & 1, b2bit = (lane >> 4) & 1;
-  const int jsel = 4 * b0bit + 2 * b1bit + b2bit;  // the column group j of a half this lane ends with
+  const int jsel = 8 * b0bit + 4 * b1bit + 2 * b2bit;  // the column groups jsel, jsel + 1 this lane ends with
   uint16_t* wq = wsc + warp * kPoolWindows;
-  const int n_active = std::min(n_tiles, (wg_lim + kTile - 1) / kTile);
-  auto epi = [&](int kt, int h, float (&d)[32]) {
-    const int local = kt * kTile + 64 * h;
-    float v[8][2];  // column group j (windows local + 8 j + 2 c + e): heads gr and gr + 8
+  auto epi = [&](int kt, const float (&d)[64]) {
+    float v[16][2];  // column group j (windows 128 kt + 8 j + 2 c + e): heads gr and gr + 8
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
+    for (int j = 0; j < 16; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e)
         v[j][e] = mma::exp2_ftz(d[4 * j + e] * ch.sc_log2 - lse0) + mma::exp2_ftz(d[4 * j + 2 + e] * ch.sc_log2 - lse1);
-    float v4[4][2], v2[2][2], v1[1][2];
-    halve<4>(v, v4, 4, b0bit);
-    halve<2>(v4, v2, 8, b1bit);
-    halve<1>(v2, v1, 16, b2bit);
-    const int w = local + 8 * jsel + 2 * c;
-    // a window the query does not see scores 0 (the reference's zeroed score array): it never raises a max
-    const uint32_t k0 = w >= lo && w < lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v1[0][0])) : 0u;
-    const uint32_t k1v = w + 1 >= lo && w + 1 < lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v1[0][1])) : 0u;
-    *reinterpret_cast<uint32_t*>(wq + w) = k0 | (k1v << 16);
+    float v8[8][2], v4[4][2], v2[2][2];
+    halve<8>(v, v8, 4, b0bit);
+    halve<4>(v8, v4, 8, b1bit);
+    halve<2>(v4, v2, 16, b2bit);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int w = kt * kTile + 8 * (jsel + i) + 2 * c;
+      // a window the query does not see scores 0 (the reference's zeroed score array): it never raises a max
+      const uint32_t k0 = w >= lo && w < wl.lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v2[i][0])) : 0u;
+      const uint32_t k1v = w + 1 >= lo && w + 1 < wl.lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v2[i][1])) : 0u;
+      *reinterpret_cast<uint32_t*>(wq + w) = k0 | (k1v << 16);
+    }
   };
   auto done = [&](int kt) {  // tiles past the warpgroup's queries: their windows score 0
-    if (kt < n_active) return;
+    if (kt < wl.n_active) return;
     for (int i = lane; i < kTile / 2; i += 32) reinterpret_cast<uint32_t*>(wq + kt * kTile)[i] = 0u;
   };
-  for_tiles(ring, n_tiles, n_active, &k1map, w_begin, grp, qa, epi, done);
+  for_tiles(ring, n_tiles, wl.n_active, &k1map, w_begin, grp, qa, epi, done);
   // max-pool (for_tiles ended with a CTA barrier): block b0 + j takes local windows 4j .. 4j + 4
   pool_to_blocks(ch, wsc, kPoolWindows, kQT, tq0, b0, pool_blocks, block, grp, pooled, nbs);
 }

@@ -217,9 +217,10 @@ TEST_CASE("select_blocks: the mma.sync and wgmma engines each match the referenc
   const int64_t L = 9500, NB = (L + sp.block - 1) / sp.block;
   const Seq s = make_seq(L, 0, L, sp, seed);
   // (pos0, T, workspace queries): a partial last CTA of queries (T % 16 != 0) and partial tiles of windows, sub-chunks
-  // of 5 queries (a CTA's warpgroups half empty), a decode step forced onto each engine, early queries (all forced)
+  // of 5 queries (a CTA's warpgroups half empty), a decode step forced onto each engine, early queries (all forced),
+  // the first queries, before any K1 window exists (zero scores)
   for (auto [pos0, T, ws_T] : {std::tuple<int64_t, int64_t, int64_t>{9000, 37, 37}, {8191, 21, 5}, {L - 1, 1, 1},
-                               {6150, 2, 2}, {100, 40, 40}}) {
+                               {6150, 2, 2}, {100, 40, 40}, {0, 20, 20}}) {
     for (const Engine e : {Engine::mma, Engine::wgmma}) {
       INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1 << ", engine "
                    << (e == Engine::mma ? "mma" : "wgmma"));
@@ -273,12 +274,18 @@ TEST_CASE("select_blocks: a workspace of a few queries or no score output gives 
     INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1);
     const GpuSelection one = gpu_select(s, pos0, T, sp, NB, T);
     const GpuSelection many = gpu_select(s, pos0, T, sp, NB, 7);  // sub-chunks of ~7 queries
+    const GpuSelection pairs = gpu_select(s, pos0, T, sp, NB, 2);  // sub-chunks of decode's size: prefill's grids still
     const GpuSelection bare = gpu_select(s, pos0, T, sp, NB, 7, false);
     CHECK(one.blocks == many.blocks);
+    CHECK(one.blocks == pairs.blocks);
     CHECK(one.blocks == bare.blocks);
-    int64_t differ = 0;
-    for (size_t i = 0; i < one.scores.size(); ++i) differ += one.scores[i] != many.scores[i];
+    int64_t differ = 0, differ_pairs = 0;
+    for (size_t i = 0; i < one.scores.size(); ++i) {
+      differ += one.scores[i] != many.scores[i];
+      differ_pairs += one.scores[i] != pairs.scores[i];
+    }
     CHECK(differ == 0);
+    CHECK(differ_pairs == 0);
   }
 }
 
