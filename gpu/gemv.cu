@@ -32,6 +32,9 @@ __device__ __forceinline__ void load_weights(const uint16_t* const (&w)[kRows], 
 }
 
 // acc[r] += sum over [begin, end) of w[r][i] * x[i], the lane's share (lane * 8 + k * kStep); wv holds the first batch.
+// SharedX: x was written by this kernel (the fused residual's prologue, in shared or global memory): ordinary loads,
+// not the read-only path.
+template <bool SharedX>
 __device__ __forceinline__ void dot_rows(const uint16_t* const (&w)[kRows], const uint16_t* __restrict__ x, int begin,
                                          int end, int lane, uint4 (&wv)[kRows][kUnroll], float (&acc)[kRows]) {
   for (int base = begin + lane * 8; base < end; base += kUnroll * kStep) {
@@ -40,7 +43,8 @@ __device__ __forceinline__ void dot_rows(const uint16_t* const (&w)[kRows], cons
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int i = base + u * kStep;
-      xv[u] = i < end ? __ldg(reinterpret_cast<const uint4*>(x + i)) : make_uint4(0, 0, 0, 0);
+      const uint4* px = reinterpret_cast<const uint4*>(x + i);
+      xv[u] = i < end ? (SharedX ? *px : __ldg(px)) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -57,11 +61,69 @@ __device__ __forceinline__ void dot_rows(const uint16_t* const (&w)[kRows], cons
   }
 }
 
-// Grid ceil(pairs / (kWarps / S)), kWarps * 32 threads: a CTA takes kWarps / S row pairs and splits each over S
-// warps; warp w takes pair w / S of the CTA's and the columns [s * len, (s + 1) * len), s = w % S, len = in / S
-// rounded up to 8, both rows at once; the S partial sums of a row are added in warp order after a barrier
-// (deterministic). Act: W is the fused gate|up [2I, in] and "out" is I; pair c is rows c and I + c and writes
-// act[c] (above); otherwise pair p is rows 2p, 2p + 1 of y.
+// The residual the fused form computes first (linear.hpp GemvResidual, as raw pointers).
+struct ResidualArgs {
+  const uint16_t* h;
+  const uint16_t* b;
+  float scale;
+  const uint16_t* w;
+  float eps;
+  uint16_t* h_out;
+  uint16_t* a_out;
+};
+
+// residual_norm_row (kernels.cuh) for rows of exactly kResPieces * 8 elements a thread: the same expressions in the
+// same order, so the same bits, with each pass's loads issued together. The norm's weights (which no kernel writes)
+// were staged in shared memory (ws) before pdl_wait, while the kernel before still ran; h and b are loaded at once;
+// so the prologue waits on one L2 round trip where residual_norm_row waits on four. x lands in xs; the first CTA also
+// writes h_out and a_out.
+constexpr int kResPieces = 2;  // 4096-wide rows over 256 threads
+__device__ __forceinline__ void residual_norm_fast(const uint16_t* h, const uint16_t* b, int D, float scale,
+                                                   const uint16_t* ws, float eps, bool first, uint16_t* h_out,
+                                                   uint16_t* a_out, uint16_t* xs) {
+  uint4 hv[kResPieces], bv[kResPieces];
+#pragma unroll
+  for (int k = 0; k < kResPieces; ++k) {
+    const int i = (threadIdx.x + k * blockDim.x) * 8;
+    hv[k] = *reinterpret_cast<const uint4*>(h + i);
+    bv[k] = *reinterpret_cast<const uint4*>(b + i);
+  }
+  float ss = 0;
+#pragma unroll
+  for (int k = 0; k < kResPieces; ++k) {
+    const int i = (threadIdx.x + k * blockDim.x) * 8;
+    float v[8], bf[8];
+    unpack_bf16x8(hv[k], v);
+    unpack_bf16x8(bv[k], bf);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      v[j] = round_bf16_dev(v[j] + scale * bf[j]);
+      ss += v[j] * v[j];
+    }
+    st_bf16x8(xs + i, v);  // exact: v is already rounded
+    if (first) st_bf16x8(h_out + i, v);
+  }
+  const float inv = rsqrtf(block_sum(ss) / float(D) + eps);
+#pragma unroll
+  for (int k = 0; k < kResPieces; ++k) {
+    const int i = (threadIdx.x + k * blockDim.x) * 8;
+    float v[8], wf[8];
+    ld_bf16x8(xs + i, v);
+    ld_bf16x8(ws + i, wf);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = v[j] * inv * wf[j];
+    st_bf16x8(xs + i, v);
+    if (first) st_bf16x8(a_out + i, v);
+  }
+}
+
+// Which prologue a GEMV runs: none (x given), the residual of any row width, or of kResPieces * 2048-wide rows.
+enum Prologue { kPlain = 0, kResidual = 1, kResidualFast = 2 };
+
+// A work item is kWarps / S row pairs, each split over S warps; warp w takes pair w / S of the item's and the columns
+// [s * len, (s + 1) * len), s = w % S, len = in / S rounded up to 8, both rows at once; the S partial sums of a row
+// are added in warp order after a barrier (deterministic). Act: W is the fused gate|up [2I, in] and "out" is I; pair
+// c is rows c and I + c and writes act[c] (above); otherwise pair p is rows 2p, 2p + 1 of y.
 // Why split every row: a warp streams at about 2 GB/s (its loads in flight over the memory latency), so a warp that
 // owned whole rows lived for ~8 us, and the last wave's CTAs, finishing one by one, left the GPU part idle for about
 // that long at the end of every GEMV: 129 GEMVs a token. A warp owning 1024 columns (4096-wide rows: one batch of
@@ -69,50 +131,91 @@ __device__ __forceinline__ void dot_rows(const uint16_t* const (&w)[kRows], cons
 // Launched with programmatic dependent launch (pdl.cuh): the first batch of weights, which no kernel writes, is
 // loaded before pdl_wait(), while the kernel that writes x (a norm, a gate, the MLP activation) still runs; x is read,
 // and y written, only after it.
-template <int S, bool Act>
+// The plain form has one CTA an item (grid = items). Res, the residual fused in (linear.hpp gemv_residual): the
+// grid is what fits on the GPU at once and a CTA takes items blockIdx.x, + gridDim.x, ...; each CTA first computes
+// the residual and the norm of the whole row into shared memory (residual_norm_row: the bits of residual.cu), CTA 0
+// into h_out and a_out instead, and reads x from there. The norm is computed once a CTA, not once an item, and the
+// next item's weights are loaded before this item's sums are reduced, so the loads stay in flight across items.
+template <int S, bool Act, int R>
 __global__ void __launch_bounds__(kWarps * 32, 4) gemv_kernel(const uint16_t* __restrict__ W, const uint16_t* __restrict__ x,
-                                                           int in, int out, float alpha, uint16_t* __restrict__ y) {
+                                                           int in, int out, float alpha, uint16_t* __restrict__ y,
+                                                           ResidualArgs res) {
   constexpr int kPairs = kWarps / S;
+  constexpr bool Res = R != kPlain;
+  extern __shared__ __align__(16) uint16_t xs[];  // Res: the normed row [in]; kResidualFast: then the norm's weights
   __shared__ float part[kWarps][kRows];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, sl = warp % S;
   const int64_t n_pairs = Act ? out : (out + 1) / 2;
-  const int64_t p = int64_t(blockIdx.x) * kPairs + warp / S;
-  const int64_t pp = std::min<int64_t>(p, n_pairs - 1);  // a pair past the last one repeats it (and is not written)
+  const int64_t n_items = (n_pairs + kPairs - 1) / kPairs;
   const int len = (in / S + 7) / 8 * 8, begin = std::min(in, sl * len), end = std::min(in, begin + len);
-  int64_t row[kRows];
-  row[0] = Act ? pp : 2 * pp;
-  row[1] = Act ? out + pp : std::min<int64_t>(2 * pp + 1, out - 1);  // a missing last row repeats one
   const uint16_t* w[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) w[r] = W + row[r] * in;
+  const auto rows_of = [&](int64_t item) {
+    const int64_t p = item * kPairs + warp / S;
+    const int64_t pp = std::min<int64_t>(p, n_pairs - 1);  // a pair past the last one repeats it (and is not written)
+    const int64_t r0 = Act ? pp : 2 * pp;
+    const int64_t r1 = Act ? out + pp : std::min<int64_t>(2 * pp + 1, out - 1);  // a missing last row repeats one
+    w[0] = W + r0 * in;
+    w[1] = W + r1 * in;
+  };
+  int64_t item = blockIdx.x;
+  rows_of(item);
   uint4 wv[kRows][kUnroll];
   load_weights(w, begin + lane * 8, end, wv);
+  if constexpr (R == kResidualFast) {  // the norm's weights, which no kernel writes, staged before the wait
+#pragma unroll
+    for (int k = 0; k < kResPieces; ++k) {  // a thread stages the pieces it alone reads again: no barrier
+      const int i = (threadIdx.x + k * blockDim.x) * 8;
+      *reinterpret_cast<uint4*>(xs + in + i) = __ldg(reinterpret_cast<const uint4*>(res.w + i));
+    }
+  }
   pdl_wait();
   pdl_trigger();  // the small kernel after this one may now be scheduled; it waits for this one to end
-  float acc[kRows] = {};
-  dot_rows(w, x, begin, end, lane, wv, acc);
+  const uint16_t* xx = x;
+  if constexpr (Res) {
+    const bool first = blockIdx.x == 0;
+    if constexpr (R == kResidualFast) {
+      residual_norm_fast(res.h, res.b, in, res.scale, xs + in, res.eps, first, res.h_out, res.a_out, xs);
+      xx = xs;
+    } else {
+      residual_norm_row(res.h, res.b, in, res.scale, res.w, res.eps, first ? res.h_out : xs, first ? res.a_out : xs);
+      xx = first ? res.a_out : xs;
+    }
+    __syncthreads();  // x whole before any warp reads it
+  }
+  for (;;) {
+    float acc[kRows] = {};
+    dot_rows<Res>(w, xx, begin, end, lane, wv, acc);
+    const int64_t next = item + gridDim.x;
+    if (next < n_items) {  // the next item's first batch, in flight while this one's sums are reduced
+      rows_of(next);
+      load_weights(w, begin + lane * 8, end, wv);
+    }
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) acc[r] = warp_sum(acc[r]);
-  if (lane == 0)
+    for (int r = 0; r < kRows; ++r) acc[r] = warp_sum(acc[r]);
+    if (lane == 0)
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) part[warp][r] = acc[r];
-  __syncthreads();
-  const int t = threadIdx.x;  // Act: one thread per pair; otherwise one per row (pair t / kRows, row t % kRows)
-  if (t >= kPairs * (Act ? 1 : kRows)) return;
-  const int tp = Act ? t : t / kRows;
-  const int64_t q = int64_t(blockIdx.x) * kPairs + tp;
-  if (q >= n_pairs) return;
-  float sum[kRows] = {};
+      for (int r = 0; r < kRows; ++r) part[warp][r] = acc[r];
+    __syncthreads();
+    const int t = threadIdx.x;  // Act: one thread per pair; otherwise one per row (pair t / kRows, row t % kRows)
+    const int tp = Act ? t : t / kRows;
+    const int64_t q = item * kPairs + tp;
+    if (t < kPairs * (Act ? 1 : kRows) && q < n_pairs) {
+      float sum[kRows] = {};
 #pragma unroll
-  for (int r = 0; r < kRows; ++r)
+      for (int r = 0; r < kRows; ++r)
 #pragma unroll
-    for (int s = 0; s < S; ++s) sum[r] += part[tp * S + s][r];
-  if (Act) {  // mlp_act of the rounded projections, the expression of mlp.cu
-    const float g = round_bf16_dev(alpha * sum[0]), u = round_bf16_dev(alpha * sum[1]);
-    st_bf16(y + q, g / (1.0f + expf(-g)) * u);
-  } else {
-    const int64_t r = 2 * q + t % kRows;
-    if (r < out) st_bf16(y + r, alpha * sum[t % kRows]);
+        for (int s = 0; s < S; ++s) sum[r] += part[tp * S + s][r];
+      if (Act) {  // mlp_act of the rounded projections, the expression of mlp.cu
+        const float g = round_bf16_dev(alpha * sum[0]), u = round_bf16_dev(alpha * sum[1]);
+        st_bf16(y + q, g / (1.0f + expf(-g)) * u);
+      } else {
+        const int64_t r = 2 * q + t % kRows;
+        if (r < out) st_bf16(y + r, alpha * sum[t % kRows]);
+      }
+    }
+    if (next >= n_items) break;
+    __syncthreads();  // part[] read before the next item writes it
+    item = next;
   }
 }
 
@@ -121,18 +224,49 @@ __global__ void __launch_bounds__(kWarps * 32, 4) gemv_kernel(const uint16_t* __
 bool split_rows = true;
 int split_of(int in) { return split_rows ? (in > 8192 ? 8 : 4) : (in > 8192 ? 4 : 1); }
 
-template <bool Act>
-cudaError_t launch_gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float alpha, Stream s) {
+// Res: CTAs resident at once (the occupancy the launch bounds give, times the SMs), each taking items in turn.
+template <int S, bool Act, int R>
+cudaError_t launch_kernel(int64_t items, const uint16_t* w, const uint16_t* x, int in, int out, float alpha,
+                          uint16_t* y, const ResidualArgs& res, Stream s) {
+  const auto kernel = gemv_kernel<S, Act, R>;
+  const size_t smem = size_t(in) * 2 * (R == kPlain ? 0 : R == kResidual ? 1 : 2);
+  int64_t grid = items;
+  if (R != kPlain) {  // asked once a form and shared-memory size (one device a process)
+    static int resident = 0;
+    static size_t resident_smem = 0;
+    if (resident == 0 || resident_smem != smem) {
+      resident_smem = smem;
+      int dev = 0, sms = 0, per_sm = 0;
+      cudaError_t e = cudaGetDevice(&dev);
+      if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+      if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, smem);
+      if (e != cudaSuccess) return e;
+      resident = std::max(1, per_sm) * sms;
+    }
+    grid = std::min<int64_t>(items, resident);
+  }
+  return launch_pdl(kernel, unsigned(grid), kWarps * 32, smem, s, w, x, in, out, alpha, y, res);
+}
+
+template <bool Act, int R>
+cudaError_t launch_gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float alpha,
+                        const ResidualArgs& res, Stream s) {
   const int64_t pairs = Act ? out : (out + 1) / 2;
   const auto* w = reinterpret_cast<const uint16_t*>(W);
   const auto* xx = reinterpret_cast<const uint16_t*>(x);
   auto* yy = reinterpret_cast<uint16_t*>(y);
   // Programmatic stream serialization (pdl.cuh launch_pdl): the kernel waits before it touches x or y.
   switch (split_of(in)) {
-    case 8: return launch_pdl(gemv_kernel<8, Act>, grid_1d(pairs, kWarps / 8), kWarps * 32, 0, s, w, xx, in, out, alpha, yy);
-    case 4: return launch_pdl(gemv_kernel<4, Act>, grid_1d(pairs, kWarps / 4), kWarps * 32, 0, s, w, xx, in, out, alpha, yy);
-    default: return launch_pdl(gemv_kernel<1, Act>, grid_1d(pairs, kWarps), kWarps * 32, 0, s, w, xx, in, out, alpha, yy);
+    case 8: return launch_kernel<8, Act, R>(grid_1d(pairs, kWarps / 8), w, xx, in, out, alpha, yy, res, s);
+    case 4: return launch_kernel<4, Act, R>(grid_1d(pairs, kWarps / 4), w, xx, in, out, alpha, yy, res, s);
+    default: return launch_kernel<1, Act, R>(grid_1d(pairs, kWarps), w, xx, in, out, alpha, yy, res, s);
   }
+}
+
+ResidualArgs raw(const GemvResidual& r) {
+  return {reinterpret_cast<const uint16_t*>(r.h), reinterpret_cast<const uint16_t*>(r.b), r.scale,
+          reinterpret_cast<const uint16_t*>(r.w), r.eps, reinterpret_cast<uint16_t*>(r.h_out),
+          reinterpret_cast<uint16_t*>(r.a_out)};
 }
 
 }  // namespace
@@ -148,14 +282,33 @@ void gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float al
   const auto op = [&] { return op_desc("gemv", {{"in", in}, {"out", out}}); };
   ARG_CHECK(gemv_supported(x, W, in), op, "gemv needs in % 8 == 0 and 16-byte aligned x and W");
   if (out <= 0) return;
-  CUDA_CHECK(launch_gemv<false>(W, x, in, out, y, alpha, s), op);
+  CUDA_CHECK((launch_gemv<false, kPlain>(W, x, in, out, y, alpha, {}, s)), op);
 }
 
 void gemv_mlp_act(const bf16_t* W, const bf16_t* x, int in, int I, bf16_t* act, float alpha, Stream s) {
   const auto op = [&] { return op_desc("gemv_mlp_act", {{"in", in}, {"I", I}}); };
   ARG_CHECK(gemv_supported(x, W, in), op, "gemv_mlp_act needs in % 8 == 0 and 16-byte aligned x and W");
   if (I <= 0) return;
-  CUDA_CHECK(launch_gemv<true>(W, x, in, I, act, alpha, s), op);
+  CUDA_CHECK((launch_gemv<true, kPlain>(W, x, in, I, act, alpha, {}, s)), op);
+}
+
+bool gemv_residual_supported(const GemvResidual& r, const bf16_t* W, int in) {
+  return in <= kGemvResidualMaxIn && gemv_supported(r.h, W, in) && vec8_ok(r.b, in, in) && vec8_ok(r.w, in, in) &&
+         vec8_ok(r.h_out, in, in) && vec8_ok(r.a_out, in, in) && r.h_out != r.h;
+}
+
+void gemv_residual(const bf16_t* W, const GemvResidual& r, int in, int out, bf16_t* y, float alpha, bool act, Stream s) {
+  const auto op = [&] { return op_desc(act ? "gemv_residual_mlp_act" : "gemv_residual", {{"in", in}, {"out", out}}); };
+  ARG_CHECK(gemv_residual_supported(r, W, in), op,
+            "gemv_residual needs in % 8 == 0, in <= 16384, 16-byte aligned W, h, b, w, h_out and a_out, and h_out != h");
+  if (out <= 0) return;
+  const bool fast = in == kResPieces * kWarps * 32 * 8;
+  cudaError_t e;
+  if (act) e = fast ? launch_gemv<true, kResidualFast>(W, nullptr, in, out, y, alpha, raw(r), s)
+                    : launch_gemv<true, kResidual>(W, nullptr, in, out, y, alpha, raw(r), s);
+  else e = fast ? launch_gemv<false, kResidualFast>(W, nullptr, in, out, y, alpha, raw(r), s)
+                : launch_gemv<false, kResidual>(W, nullptr, in, out, y, alpha, raw(r), s);
+  CUDA_CHECK(e, op);
 }
 
 }  // namespace salasim::gpu

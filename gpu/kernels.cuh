@@ -51,6 +51,37 @@ __device__ __forceinline__ void st_bf16x8(uint16_t* p, const float (&v)[8]) {
   }
   *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
 }
+// The scaled residual add and the next rmsnorm of one row by one block of blockDim.x threads (D % 8 == 0, 16-byte
+// aligned): hn = bf16(h + scale * b), then, when w is not null, y = bf16(rmsnorm(hn) * w) of the rounded hn. Thread t
+// takes the 8-element pieces t * 8 + k * blockDim.x * 8, in that order, for both passes and the sum of squares, so a
+// block of the same size gives the same bits wherever this runs (residual.cu; gemv.cu's fused prologue). hn may alias
+// h and y may alias hn: a thread rereads only the pieces it wrote itself. Generic pointers: global or shared memory.
+__device__ __forceinline__ void residual_norm_row(const uint16_t* h, const uint16_t* b, int D, float scale,
+                                                  const uint16_t* w, float eps, uint16_t* hn, uint16_t* y) {
+  float ss = 0;
+  for (int i = threadIdx.x * 8; i < D; i += blockDim.x * 8) {
+    float v[8], bv[8];
+    ld_bf16x8(h + i, v);
+    ld_bf16x8(b + i, bv);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      v[j] = round_bf16_dev(v[j] + scale * bv[j]);
+      ss += v[j] * v[j];
+    }
+    st_bf16x8(hn + i, v);
+  }
+  if (!w) return;
+  const float inv = rsqrtf(block_sum(ss) / float(D) + eps);
+  for (int i = threadIdx.x * 8; i < D; i += blockDim.x * 8) {
+    float v[8], wv[8];
+    ld_bf16x8(hn + i, v);
+    ld_bf16x8(w + i, wv);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = v[j] * inv * wv[j];
+    st_bf16x8(y + i, v);
+  }
+}
+
 // Whether rows of n elements at p (row stride ld) can be read 8 at a time.
 __host__ __device__ inline bool vec8_ok(const void* p, int64_t n, int64_t ld) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0 && n % 8 == 0 && ld % 8 == 0;

@@ -34,6 +34,24 @@ void gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float al
 // The fused gate|up projection with mlp_act (ops.hpp) in its epilogue, for one token: W: [2I, in] (gate rows, then up
 // rows); act: [I] = bf16(silu(g) * u) with g, u = bf16(alpha * W x) halves: the bits of gemv then mlp_act.
 void gemv_mlp_act(const bf16_t* W, const bf16_t* x, int in, int I, bf16_t* act, float alpha, Stream s);
+// The residual and the next norm fused into the GEMV that reads the norm, for one token: the CTAs resident at once
+// each compute h_out = bf16(h + scale * b) and a_out = bf16(rmsnorm(h_out) * w), the bits of residual(h, b, 1, in,
+// scale, w, eps, a_out) (ops.hpp), then stream their share of W: y = alpha * W a_out (act: W is gate|up [2I, in], out
+// is I and y gets mlp_act, as gemv_mlp_act). Every CTA reads h while CTA 0 writes h_out, so h_out must not be h: a
+// decode step alternates two residual-stream rows (runner.cpp). One launch where there were two, and the norm's
+// input never leaves the SM.
+struct GemvResidual {
+  const bf16_t* h = nullptr;  // [in] residual stream
+  const bf16_t* b = nullptr;  // [in] the branch
+  float scale = 1.0f;
+  const bf16_t* w = nullptr;  // [in] the norm's weight
+  float eps = 0.0f;
+  bf16_t* h_out = nullptr;    // [in] new residual stream (not h)
+  bf16_t* a_out = nullptr;    // [in] its norm
+};
+constexpr int kGemvResidualMaxIn = 16384;  // the row lives in shared memory (2 bytes an element)
+bool gemv_residual_supported(const GemvResidual& r, const bf16_t* W, int in);
+void gemv_residual(const bf16_t* W, const GemvResidual& r, int in, int out, bf16_t* y, float alpha, bool act, Stream s);
 // Which path linear takes for T = 1: the custom gemv (default) or cuBLAS (for side-by-side measurements).
 void set_gemv(bool custom);
 bool gemv_custom();  // the path set_gemv chose

@@ -23,34 +23,12 @@ __global__ void residual_kernel(uint16_t* h, const uint16_t* b, int D, float sca
   const float inv = rsqrtf(block_sum(ss) / float(D) + eps);
   for (int i = threadIdx.x; i < D; i += blockDim.x) st_bf16(y + r * D + i, ld_bf16(hr + i) * inv * ld_bf16(w + i));
 }
-// The same with 16-byte accesses (D % 8 == 0, aligned rows).
+// The same with 16-byte accesses (D % 8 == 0, aligned rows), in place.
 __global__ void residual_vec_kernel(uint16_t* h, const uint16_t* b, int D, float scale, const uint16_t* w, float eps,
                                     uint16_t* y) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t r = blockIdx.x;
-  uint16_t* hr = h + r * D;
-  float ss = 0;
-  for (int i = threadIdx.x * 8; i < D; i += blockDim.x * 8) {
-    float v[8], bv[8];
-    ld_bf16x8(hr + i, v);
-    ld_bf16x8(b + r * D + i, bv);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      v[j] = round_bf16_dev(v[j] + scale * bv[j]);
-      ss += v[j] * v[j];
-    }
-    st_bf16x8(hr + i, v);
-  }
-  if (!w) return;
-  const float inv = rsqrtf(block_sum(ss) / float(D) + eps);
-  for (int i = threadIdx.x * 8; i < D; i += blockDim.x * 8) {
-    float v[8], wv[8];
-    ld_bf16x8(hr + i, v);
-    ld_bf16x8(w + i, wv);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = v[j] * inv * wv[j];
-    st_bf16x8(y + r * D + i, v);
-  }
+  residual_norm_row(h + r * D, b + r * D, D, scale, w, eps, h + r * D, w ? y + r * D : nullptr);
 }
 }  // namespace
 

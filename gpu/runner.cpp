@@ -165,6 +165,63 @@ struct Runner::Impl {
     timed(kGemm, [&] { linear(*blas, x, ldx, W, T, in, out, yy, ldy, alpha); });
   }
 
+  // ---- the residual stream ----
+  // A decode step without taps runs each residual, and the norm after it, inside the GEMV that reads the norm
+  // (gemv_residual, linear.hpp): add_residual leaves the residual pending and the next gemm_in applies it. That
+  // kernel writes the new stream to a row other than the one it reads, so the stream alternates between h's first
+  // two rows (hc: the current one); T > 1, or any tap, takes residual() in place on h's rows.
+  bf16_t* hc = nullptr;
+  bool fuse = false;
+  const bf16_t* pending = nullptr;  // the norm weight of a residual not yet applied (fuse only)
+  GemvResidual pending_residual(const bf16_t* norm) const {
+    GemvResidual r;
+    r.h = hc;
+    r.b = y.get();
+    r.scale = float(cfg.residual_scale());
+    r.w = norm;
+    r.eps = float(cfg.rms_norm_eps);
+    r.h_out = hc == h.get() ? h.get() + cfg.hidden_size : h.get();
+    r.a_out = a.get();
+    return r;
+  }
+  // h += rs * y, then the norm into a: now, or left pending when fused.
+  void add_residual(int64_t T, const bf16_t* norm) {
+    pending = norm;
+    if (!fuse) apply_pending(T);
+  }
+  void apply_pending(int64_t T) {
+    if (!pending) return;
+    const bf16_t* norm = pending;
+    pending = nullptr;
+    timed(kOther, [&] {
+      residual(hc, y.get(), T, int(cfg.hidden_size), float(cfg.residual_scale()), norm, float(cfg.rms_norm_eps), a.get(), stream);
+    });
+  }
+  // yy = alpha * a W^T for a, the normed stream; act: the gate|up form with mlp_act (T = 1). A pending residual is
+  // applied inside the GEMV where gemv_residual takes the shapes, on its own before it otherwise.
+  void gemm_in(const bf16_t* W, int64_t T, int out, bf16_t* yy, int64_t ldy, float alpha = 1.0f, bool act = false) {
+    const int D = int(cfg.hidden_size);
+    if (pending) {
+      const GemvResidual r = pending_residual(pending);
+      if (gemv_residual_supported(r, W, D)) {
+        timed(kGemm, [&] { gemv_residual(W, r, D, out, yy, alpha, act, stream); });
+        hc = r.h_out;
+        pending = nullptr;
+        return;
+      }
+      apply_pending(T);
+    }
+    if (act) timed(kGemm, [&] { gemv_mlp_act(W, a.get(), D, out, yy, alpha, stream); });
+    else gemm(a.get(), D, W, T, D, out, yy, ldy, alpha);
+  }
+  // The end of a forward call: a pending residual applied on its own, and the stream back in h's first row.
+  void settle_residual(int64_t T) {
+    apply_pending(T);
+    if (hc != h.get())
+      CUDA_CHECK(cudaMemcpyAsync(h.get(), hc, size_t(cfg.hidden_size) * 2, cudaMemcpyDeviceToDevice, stream), "residual stream row");
+    hc = h.get();
+  }
+
   // ---- taps ----
   std::vector<double> download(const bf16_t* p, int64_t rows, int64_t cols, int64_t ld) {
     std::vector<bf16_t> raw(size_t(rows * cols));
@@ -258,7 +315,7 @@ struct Runner::Impl {
     const int H = c.lightning_nh, hd = c.lightning_head_dim;
     const std::string P = layer_dir(l) + "/lightning/";
     bf16_t *q = proj.get(), *k = q + Ld, *v = q + 2 * Ld, *z = q + 3 * Ld;
-    gemm(a.get(), D, L.proj.get(), T, int(D), int(4 * Ld), proj.get(), ld);
+    gemm_in(L.proj.get(), T, int(4 * Ld), proj.get(), ld);
     tap(taps, P + "proj/q", q, T, Ld, ld);
     tap(taps, P + "proj/k", k, T, Ld, ld);
     tap(taps, P + "proj/v", v, T, Ld, ld);
@@ -304,7 +361,7 @@ struct Runner::Impl {
     const int G = c.num_key_value_heads, hd = c.head_dim, Ks = c.sparse.k_sel();
     const std::string P = layer_dir(l) + "/sparse/";
     bf16_t *q = proj.get(), *k = q + Q, *v = k + KVd, *g = v + KVd;
-    gemm(a.get(), D, L.proj.get(), T, int(D), int(ld), proj.get(), ld);
+    gemm_in(L.proj.get(), T, int(ld), proj.get(), ld);
     tap(taps, P + "proj/q", q, T, Q, ld);
     tap(taps, P + "proj/k", k, T, KVd, ld);
     tap(taps, P + "proj/v", v, T, KVd, ld);
@@ -455,9 +512,14 @@ struct Runner::Impl {
                const std::string& phase, int64_t row0, TapRecorder* taps, const TapMap* forced, bool want_logits) {
     const ModelConfig& c = cfg;
     const int64_t D = c.hidden_size, pos0 = len;
-    const float eps = float(c.rms_norm_eps), rs = float(c.residual_scale());
+    const float eps = float(c.rms_norm_eps);
     if (taps) taps->phase = phase;
     CUDA_CHECK(cudaMemcpyAsync(tokens.get(), host_tokens, size_t(T) * 4, cudaMemcpyHostToDevice, stream), "tokens upload");
+    hc = h.get();
+    pending = nullptr;
+    const int I = c.intermediate_size;
+    fuse = T == 1 && !taps && gemv_custom() && h.size() >= size_t(2 * D);  // two rows for the stream to alternate
+    hc = h.get();
     timed(kOther, [&] { embed(w.embed.get(), tokens.get(), T, int(D), c.vocab_size, float(c.scale_emb), h.get(), stream); });
     tap(taps, "embed/out", h.get(), T, D, D);
     timed(kOther, [&] { rmsnorm(h.get(), D, w.layers[0].input_norm.get(), T, int(D), eps, a.get(), D, stream); });
@@ -467,12 +529,11 @@ struct Runner::Impl {
       tap(taps, ldir + "input_norm/out", a.get(), T, D, D);
       if (L.mixer == Mixer::Lightning) lightning(l, T, pos0, recurrent_gla, taps);
       else sparse_layer(l, T, pos0, sparse, n_blocks, phase, row0, taps, forced);
-      timed(kOther, [&] { residual(h.get(), y.get(), T, int(D), rs, L.post_norm.get(), eps, a.get(), stream); });
-      tap(taps, ldir + "residual/mid", h.get(), T, D, D);
+      add_residual(T, L.post_norm.get());
+      tap(taps, ldir + "residual/mid", hc, T, D, D);
       tap(taps, ldir + "post_norm/out", a.get(), T, D, D);
-      const int I = c.intermediate_size;
       if (T == 1 && gemv_custom() && gemv_supported(a.get(), L.gate_up.get(), int(D))) {  // decode: one launch
-        timed(kGemm, [&] { gemv_mlp_act(L.gate_up.get(), a.get(), int(D), I, act.get(), 1.0f, stream); });
+        gemm_in(L.gate_up.get(), T, I, act.get(), I, 1.0f, true);
       } else {
         gemm(a.get(), D, L.gate_up.get(), T, int(D), 2 * I, gu.get(), 2 * I);
         timed(kOther, [&] { mlp_act(gu.get(), T, I, act.get(), stream); });
@@ -481,13 +542,18 @@ struct Runner::Impl {
       gemm(act.get(), I, L.down.get(), T, I, int(D), y.get(), D);
       tap(taps, ldir + "mlp/out", y.get(), T, D, D);
       const bf16_t* next = l + 1 < c.num_hidden_layers ? w.layers[size_t(l) + 1].input_norm.get() : w.final_norm.get();
-      timed(kOther, [&] { residual(h.get(), y.get(), T, int(D), rs, next, eps, a.get(), stream); });
-      tap(taps, ldir + "residual/h", h.get(), T, D, D);
+      add_residual(T, next);
+      tap(taps, ldir + "residual/h", hc, T, D, D);
     }
     tap(taps, "final/norm", a.get(), T, D, D);
-    if (want_logits) {  // generation needs the last row only; /16 folded into the GEMM's alpha (exact)
-      gemm(a.get() + (T - 1) * D, D, w.lm_head_ptr(), 1, int(D), c.vocab_size, logits_bf16.get(), c.vocab_size,
-           float(1.0 / c.logit_divisor()));
+    // generation needs the last row only; /16 folded into the GEMM's alpha (exact)
+    const float logit_alpha = float(1.0 / c.logit_divisor());
+    const bool fused_logits = want_logits && pending;  // T = 1: the final norm's residual inside the lm_head GEMV
+    if (fused_logits) gemm_in(w.lm_head_ptr(), 1, c.vocab_size, logits_bf16.get(), c.vocab_size, logit_alpha);
+    settle_residual(T);
+    if (want_logits) {
+      if (!fused_logits)
+        gemm(a.get() + (T - 1) * D, D, w.lm_head_ptr(), 1, int(D), c.vocab_size, logits_bf16.get(), c.vocab_size, logit_alpha);
       if (taps && taps->wants("final/logits")) {
         std::vector<double> lg = download(logits_bf16.get(), 1, c.vocab_size, c.vocab_size);
         taps->replace("final/logits", Tap{{1, c.vocab_size}, lg});

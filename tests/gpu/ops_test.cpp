@@ -231,6 +231,68 @@ TEST_CASE("gemv_mlp_act: the bits of gemv then mlp_act, and within one bf16 roun
   }
 }
 
+TEST_CASE("gemv_residual: the bits of residual then gemv or gemv_mlp_act, h left as it was", "[gemv][gemv_residual][gpu]") {
+  // in = 4096: the fast prologue (gemv.cu residual_norm_fast), the others residual_norm_row's; out = 9001 and 20011,
+  // I = 3001 and 5003: more items than the CTAs resident at once, so a CTA takes several in turn; 4104: ragged
+  // slices; in = 8: three of four slices empty; outputs past out must stay unwritten
+  struct Case {
+    int in, out;
+    bool act;
+  };
+  for (const Case& k : {Case{4096, 1003, false}, Case{4096, 9001, false}, Case{4096, 3001, true}, Case{1000, 20011, false}, Case{1000, 5003, true}, Case{4104, 37, true},
+                        Case{8, 3, false}}) {
+    const int rows = k.act ? 2 * k.out : k.out;
+    const Mat W = bf16_round(randn(rows, k.in, 81 + uint64_t(k.in), 0.05));
+    const Mat h = bf16_round(randn(1, k.in, 82, 2.0)), b = bf16_round(randn(1, k.in, 83, 3.0));
+    const Mat wn = bf16_round(Mat(randn(1, k.in, 84, 0.3).array() + 1.0));
+    auto dW = upload_bf16(W), dh = upload_bf16(h), dh1 = upload_bf16(h), db = upload_bf16(b), dwn = upload_bf16(wn);
+    gpu::Buffer<gpu::bf16_t> a1{size_t(k.in)}, y1{size_t(k.out)}, h_out{size_t(k.in)}, a_out{size_t(k.in)},
+        y2{size_t(k.out) + 8};
+    poison(y2);
+    poison(h_out);
+    poison(a_out);
+    const float scale = 0.2474873734f, eps = 1e-6f, alpha = 0.0625f;
+    gpu::residual(dh1.get(), db.get(), 1, k.in, scale, dwn.get(), eps, a1.get(), nullptr);
+    if (k.act) gpu::gemv_mlp_act(dW.get(), a1.get(), k.in, k.out, y1.get(), alpha, nullptr);
+    else gpu::gemv(dW.get(), a1.get(), k.in, k.out, y1.get(), alpha, nullptr);
+    gpu::GemvResidual r;
+    r.h = dh.get();
+    r.b = db.get();
+    r.scale = scale;
+    r.w = dwn.get();
+    r.eps = eps;
+    r.h_out = h_out.get();
+    r.a_out = a_out.get();
+    gpu::gemv_residual(dW.get(), r, k.in, k.out, y2.get(), alpha, k.act, nullptr);
+    INFO("in " << k.in << ", out " << k.out << (k.act ? ", gate|up" : ""));
+    CHECK((download_bf16(h_out, 1, k.in) - download_bf16(dh1, 1, k.in)).cwiseAbs().maxCoeff() == 0.0);
+    CHECK((download_bf16(a_out, 1, k.in) - download_bf16(a1, 1, k.in)).cwiseAbs().maxCoeff() == 0.0);
+    const Mat got = download_bf16(y2, 1, k.out + 8);
+    CHECK((got.leftCols(k.out) - download_bf16(y1, 1, k.out)).cwiseAbs().maxCoeff() == 0.0);
+    for (int i = k.out; i < k.out + 8; ++i) CHECK(std::isnan(got(0, i)));  // nothing past out written
+    CHECK((download_bf16(dh, 1, k.in) - h).cwiseAbs().maxCoeff() == 0.0);  // the stream it read is untouched
+    CHECK(download_bf16(dh1, 1, k.in).cwiseAbs().maxCoeff() > 0.0);
+  }
+  // the new stream must go to another row: every CTA reads h while CTA 0 writes h_out
+  const Mat W = bf16_round(randn(16, 64, 85)), x = bf16_round(randn(1, 64, 86));
+  auto dW = upload_bf16(W), dx = upload_bf16(x), dx2 = upload_bf16(x);
+  gpu::Buffer<gpu::bf16_t> a{64}, y{16};
+  gpu::GemvResidual r;
+  r.h = dx.get();
+  r.b = dx2.get();
+  r.w = dx2.get();
+  r.h_out = dx.get();
+  r.a_out = a.get();
+  CHECK_FALSE(gpu::gemv_residual_supported(r, dW.get(), 64));
+  std::string what;
+  try {
+    gpu::gemv_residual(dW.get(), r, 64, 16, y.get(), 1.0f, false, nullptr);
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  CHECK(what.find("h_out != h") != std::string::npos);
+}
+
 TEST_CASE("kv_append: the call's rows land in every group's cache rows, bit for bit, nothing else written", "[kv_append][gpu]") {
   const int G = 3, hd = 128;
   const int64_t ld = 5 * G * hd + 8, cap = 300;  // keys and values inside a wider projection row
