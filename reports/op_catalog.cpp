@@ -164,7 +164,7 @@ OpInfo logits(const ModelConfig& c) {
           {{fmt::format("logits = W_lm (h / {}), {} = hidden_size / dim_model_base = {} / {}", num(c.logit_divisor()),
                         num(c.logit_divisor()), c.hidden_size, c.dim_model_base),
             fmt::format("\\mathrm{{logits}} = W_{{\\mathrm{{lm}}}}\\,(h/{})", num(c.logit_divisor()))}},
-          {"gemm.lm_head"}, "gpu/runner.cpp", {}, {"w.lm_head_ptr()"}, ""};
+          {"gemm.lm_head"}, "gpu/runner.cpp", {}, {"logit_alpha = float(1.0 / c.logit_divisor())"}, ""};
 }
 
 }  // namespace
