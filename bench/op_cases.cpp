@@ -567,11 +567,14 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   if (shape_name == "lm_head") out = c.vocab_size, tol = "final/logits";
   const bool act = shape_name == "mlp_act";  // gemv.mlp_act: the gate|up GEMV with mlp_act fused (decode's path)
   if (act) out = 2 * I, tol = "mlp/act";
+  // gemv.o_proj_gate: the Lightning o_proj GEMV with o_norm and the z gate in its prologue (decode's path, gemv_gate)
+  const bool gated = shape_name == "o_proj_gate";
+  if (gated) in = Ld, out = D, tol = "lightning/o_proj/out";
   const int64_t T = gemv ? 1 : std::min(kChunk, N);
   struct S {
     std::unique_ptr<gpu::Blas> blas;  // bound to the stream of the last run (cuBLAS launches on its handle's stream)
     gpu::Stream stream = nullptr;
-    gpu::Buffer<bf16_t> x, W, y;
+    gpu::Buffer<bf16_t> x, W, y, z, wn;  // z, wn: the gated form's gate input and norm weight
   };
   auto s = std::make_shared<S>();
   const Rand rx = rnd(seed, "gemm.x", 1.0), rW = rnd(seed, "gemm.W", 1.0 / std::sqrt(double(in)));
@@ -581,15 +584,31 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   s->y = gpu::Buffer<bf16_t>(size_t(T * n_y), "y");
   fill(s->x.get(), T * in, rx);
   fill(s->W.get(), int64_t(out) * in, rW);
+  const Rand rz = rnd(seed, "gemm.z", 2.0), rn = rnd(seed, "gemm.norm_w", 1.0);
+  if (gated) {
+    s->z = gpu::Buffer<bf16_t>(size_t(in), "z");
+    s->wn = gpu::Buffer<bf16_t>(size_t(in), "norm weight");
+    fill(s->z.get(), in, rz);
+    fill(s->wn.get(), in, rn);
+  }
+  const float eps = float(c.rms_norm_eps);
   OpCase oc;
   oc.op = op;
   oc.shape = shape_of(T, fmt::format("in={} out={}", in, out));
   oc.tolerance = tol;
   oc.context = N;
   oc.flops = 2.0 * double(T) * in * out;
-  oc.bytes = double(out) * in * 2 + double(T) * (in + n_y) * 2;
-  oc.run = [s, T, in, out, cublas, act](gpu::Stream st) {
+  oc.bytes = double(out) * in * 2 + double(T) * (in + n_y) * 2 + (gated ? double(in) * 4 : 0.0);
+  oc.run = [s, T, in, out, cublas, act, gated, eps](gpu::Stream st) {
     if (act) return gpu::gemv_mlp_act(s->W.get(), s->x.get(), in, out / 2, s->y.get(), 1.0f, st);
+    if (gated) {
+      gpu::GemvGate g;
+      g.a = s->x.get();
+      g.z = s->z.get();
+      g.w = s->wn.get();
+      g.eps = eps;
+      return gpu::gemv_gate(s->W.get(), g, in, out, s->y.get(), 1.0f, st);
+    }
     if (!s->blas || s->stream != st) {
       s->blas = std::make_unique<gpu::Blas>(st);
       s->stream = st;
@@ -599,7 +618,7 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
     gpu::linear(*s->blas, s->x.get(), in, s->W.get(), T, in, out, s->y.get(), out);
     gpu::set_gemv(was);
   };
-  oc.check = [s, rx, rW, T, in, out, n_y, act, tol, run = oc.run] {
+  oc.check = [s, rx, rW, rz, rn, T, in, out, n_y, act, gated, eps, tol, run = oc.run] {
     gpu::fill_bytes(s->y.get(), 0xff, s->y.size() * 2);
     run(nullptr);
     const Mat W = host(rW, in, 0, out, 0, in);
@@ -610,6 +629,14 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
       return gate(tol, ref::mlp_act(ref::linear(x, Wg, num64), ref::linear(x, Wu, num64), num64),
                   ref::mlp_act(ref::linear(x, Wg, num_peer), ref::linear(x, Wu, num_peer), num_peer),
                   download(s->y.get(), n_y, 0, 1, 0, n_y));
+    }
+    if (gated) {  // T = 1
+      const Mat x = host(rx, in, 0, 1, 0, in), z = host(rz, in, 0, 1, 0, in);
+      const ref::Vec w = host(rn, in, 0, 1, 0, in).row(0).transpose();
+      const auto ref_of = [&](const ref::Num& num) {
+        return ref::linear(ref::gate(ref::rmsnorm(x, w, eps, num), z, num), W, num);
+      };
+      return gate(tol, ref_of(ref::f64()), ref_of(ref::peer()), download(s->y.get(), out, 0, 1, 0, out));
     }
     for (auto [r0, r1] : bands(T, 8)) {
       const Mat x = host(rx, in, r0, r1 - r0, 0, in);
@@ -631,6 +658,7 @@ const std::vector<std::string>& op_names() {
                                                  "gemm.o_proj", "gemv.qkvz", "gemv.qkvz.cublas", "gemv.mlp_gate_up",
                                                  "gemv.mlp_gate_up.cublas", "gemv.mlp_down", "gemv.mlp_down.cublas",
                                                  "gemv.lm_head", "gemv.lm_head.cublas", "gemv.mlp_act",
+                                                 "gemv.o_proj", "gemv.o_proj.cublas", "gemv.o_proj_gate",
                                                  "select_blocks.decode", "select_blocks.decode.coarse", "select_blocks.decode.fine",
                                                  "sparse_attn.decode", "rmsnorm_gate"};
   return names;
@@ -649,7 +677,7 @@ OpCase make_case(const std::string& op, int64_t context, uint64_t seed) {
   fail("op case '{}': unknown (known: gla, sparse_attn, select_blocks and their .decode, select_blocks.mma, "
        "select_blocks.decode.coarse and .fine, compress_k, rope, rmsnorm, residual, gate, "
        "mlp_act, rmsnorm_gate, gemm.qkvz, gemm.mlp_gate_up, gemm.mlp_down, gemm.o_proj, gemv.* and gemv.*.cublas of "
-       "qkvz, mlp_gate_up, mlp_down, lm_head, and gemv.mlp_act)",
+       "qkvz, mlp_gate_up, mlp_down, lm_head, o_proj, and gemv.mlp_act, gemv.o_proj_gate)",
        op);
 }
 

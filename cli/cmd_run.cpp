@@ -40,7 +40,49 @@ namespace salasim::cli {
 
 namespace {
 
+// --fuse: "on", "off", or a comma list of the fusions to take (residual, gate, rope). Returns the three switches, or
+// nothing with *why set.
+struct FuseChoice {
+  bool residual = false, gate = false, rope = false;
+};
+std::optional<FuseChoice> parse_fuse(const std::string& v, std::string* why) {
+  if (v == "on") return FuseChoice{true, true, true};
+  if (v == "off") return FuseChoice{};
+  FuseChoice f;
+  std::istringstream in(v);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item == "residual") f.residual = true;
+    else if (item == "gate") f.gate = true;
+    else if (item == "rope") f.rope = true;
+    else {
+      *why = fmt::format("'{}' is not a fusion (expected on, off, or a comma list of residual, gate, rope)", item);
+      return std::nullopt;
+    }
+  }
+  return f;
+}
+std::string fusion_error(const std::string& v) {
+  std::string why;
+  return parse_fuse(v, &why) ? std::string() : why;
+}
+
 #ifdef SALASIM_HAVE_CUDA
+gpu::DecodeFusion fusion_of(const std::string& v) {
+  std::string why;
+  const FuseChoice f = parse_fuse(v, &why).value_or(FuseChoice{true, true, true});  // checked by the option
+  gpu::DecodeFusion d;
+  d.residual = f.residual, d.gate = f.gate, d.rope = f.rope;
+  return d;
+}
+// The record's "decode_fusion": "on", "off", or the list taken.
+std::string fusion_name(const gpu::DecodeFusion& d) {
+  if (d.residual && d.gate && d.rope) return "on";
+  std::string s;
+  for (const auto& [on, name] : {std::pair{d.residual, "residual"}, {d.gate, "gate"}, {d.rope, "rope"}})
+    if (on) s += (s.empty() ? "" : ",") + std::string(name);
+  return s.empty() ? "off" : s;
+}
+
 // The NVIDIA kernel driver's version ("580.159.04"), for the run record: Linux publishes it in
 // /proc/driver/nvidia/version, as "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." or, for the open
 // kernel modules, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  ...": the version is the
@@ -73,6 +115,7 @@ struct Args {
   int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
   std::string gemv;          // "custom", "rows" or "cublas" for the single-token GEMMs; empty: the library's default
   std::string pdl;           // "on" or "off": programmatic dependent launch; empty: the library's default (on)
+  std::string fuse;          // "on", "residual" or "off": the decode step's fusions; empty: the default (on)
   int64_t prompt_seed = -1;  // the prompt's random tokens; -1: --seed
   std::string dump_taps;     // tap dump of the chosen taps and rows
   std::string taps;          // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
@@ -179,6 +222,7 @@ int run(const Args& a) {
     gpu::set_gemv_split(a.gemv != "rows");
   }
   if (!a.pdl.empty()) gpu::set_pdl(a.pdl == "on");
+  if (!a.fuse.empty()) gpu::set_decode_fusion(fusion_of(a.fuse));
   gpu::Runner r(c, w, o);
   const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
   const std::vector<int32_t> prompt = random_tokens(a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed, N, c.vocab_size);
@@ -327,6 +371,7 @@ int run(const Args& a) {
                         {"decode_host_enqueue_ms", enqueue_ms},
                         {"decode_gemv", !gpu::gemv_custom() ? "cublas" : gpu::gemv_split() ? "custom" : "rows"},
                         {"pdl", gpu::pdl_enabled() ? "on" : "off"},
+                        {"decode_fusion", fusion_name(gpu::decode_fusion())},
                         {"peak_vram_bytes", peak},
                         {"planner_peak_bytes", r.plan().total},
                         {"weights_load_s", load_s},
@@ -414,6 +459,10 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   c->add_option("--pdl", a->pdl, "programmatic dependent launch of every kernel (gpu/pdl.cuh): on (default) or "
                                   "off, to measure what the overlap of launches buys; results are the same bits")
       ->check(CLI::IsMember({"on", "off"}));
+  c->add_option("--fuse", a->fuse, "the decode step's kernel fusions (docs/cuda.md): on (default: all), off, or a "
+                                    "comma list of residual (inside the GEMV that reads its norm), gate (inside the "
+                                    "output projection's GEMV), rope (inside the recurrent GLA); results are the same bits")
+      ->check([](const std::string& v) { return fusion_error(v); });
   c->add_option("--profiler-steps", a->profiler_steps,
                 "bracket the first N decode steps with cudaProfilerStart/Stop, for ncu --profile-from-start off "
                 "(they must not be the event-profiled last quarter: N <= 3/4 of --decode)")

@@ -22,6 +22,16 @@ void synchronize();
 // for measuring what the overlap buys (`salasim run --pdl off`).
 void set_pdl(bool on);
 bool pdl_enabled();
+// Which kernel fusions a decode step without taps takes (gpu/runner.cpp; all by default): the residual and the next
+// norm inside the GEMV that reads the norm (gemv_residual); each mixer's gate inside its output projection's GEMV
+// (gemv_gate); the qk-norm and RoPE inside the recurrent GLA kernel (gla_recurrent_rope). Each gives the same bits;
+// the choice exists to measure what each buys (`salasim run --fuse on|off|residual,gate,rope`). Taps and T > 1
+// always take the separate kernels.
+struct DecodeFusion {
+  bool residual = true, gate = true, rope = true;
+};
+void set_decode_fusion(DecodeFusion f);
+DecodeFusion decode_fusion();
 // Free and total device memory in bytes.
 void mem_info(size_t* free_bytes, size_t* total_bytes);
 

@@ -13,7 +13,7 @@ __global__ void gate_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, i
   if (i >= T * n) return;
   const int64_t r = i / n, c = i % n;
   const float zv = ld_bf16(z + r * ldz + c);
-  st_bf16(y + r * ldy + c, ld_bf16(x + r * ldx + c) / (1.0f + expf(-zv)));
+  st_bf16(y + r * ldy + c, gate_of(ld_bf16(x + r * ldx + c), zv));
 }
 // The same, 8 elements per thread with 16-byte accesses.
 __global__ void gate_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* z, int64_t ldz, int64_t T, int n,
@@ -26,7 +26,7 @@ __global__ void gate_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* 
   ld_bf16x8(x + r * ldx + c, xv);
   ld_bf16x8(z + r * ldz + c, zv);
 #pragma unroll
-  for (int j = 0; j < 8; ++j) xv[j] = xv[j] / (1.0f + expf(-zv[j]));
+  for (int j = 0; j < 8; ++j) xv[j] = gate_of(xv[j], zv[j]);
   st_bf16x8(y + r * ldy + c, xv);
 }
 }  // namespace

@@ -117,8 +117,80 @@ __device__ __forceinline__ void residual_norm_fast(const uint16_t* h, const uint
   }
 }
 
-// Which prologue a GEMV runs: none (x given), the residual of any row width, or of kResPieces * 2048-wide rows.
-enum Prologue { kPlain = 0, kResidual = 1, kResidualFast = 2 };
+// The gate the gated form computes first (linear.hpp GemvGate, as raw pointers).
+struct GateArgs {
+  const uint16_t* a;
+  const uint16_t* z;
+  const uint16_t* w;
+  float eps;
+  uint16_t* x_out;
+};
+
+// The gated prologue for rows of exactly kResPieces * 8 elements a thread: with w, rmsnorm_gate_row (kernels.cuh),
+// the same expressions in the same order; without, the gate alone (gate.cu's expression). a and z are loaded at once
+// and the norm's weights were staged in shared memory (ws) before pdl_wait, so it waits on one L2 round trip. x lands
+// in xs; the first CTA also writes x_out when there is one.
+__device__ __forceinline__ void gate_fast(const GateArgs& g, int D, const uint16_t* ws, bool first, uint16_t* xs) {
+  uint4 av[kResPieces], zv[kResPieces];
+#pragma unroll
+  for (int k = 0; k < kResPieces; ++k) {
+    const int i = (threadIdx.x + k * blockDim.x) * 8;
+    av[k] = *reinterpret_cast<const uint4*>(g.a + i);
+    zv[k] = *reinterpret_cast<const uint4*>(g.z + i);
+  }
+  float inv = 0;
+  if (g.w) {
+    float ss = 0;
+#pragma unroll
+    for (int k = 0; k < kResPieces; ++k) {
+      float v[8];
+      unpack_bf16x8(av[k], v);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) ss += v[j] * v[j];
+    }
+    inv = rsqrtf(block_sum(ss) / float(D) + g.eps);
+  }
+#pragma unroll
+  for (int k = 0; k < kResPieces; ++k) {
+    const int i = (threadIdx.x + k * blockDim.x) * 8;
+    float v[8], zf[8];
+    unpack_bf16x8(av[k], v);
+    unpack_bf16x8(zv[k], zf);
+    if (g.w) {
+      float wf[8];
+      ld_bf16x8(ws + i, wf);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] = round_bf16_dev(v[j] * inv * wf[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = gate_of(v[j], zf[j]);
+    st_bf16x8(xs + i, v);
+    if (first && g.x_out) st_bf16x8(g.x_out + i, v);
+  }
+}
+
+// The gated prologue of any row width (in % 8 == 0): rmsnorm_gate_row, or the gate alone, into y.
+__device__ __forceinline__ void gate_row(const GateArgs& g, int D, uint16_t* y) {
+  if (g.w) return rmsnorm_gate_row(g.a, g.w, g.z, D, g.eps, y, nullptr);
+  for (int i = threadIdx.x * 8; i < D; i += blockDim.x * 8) {
+    float v[8], zf[8];
+    ld_bf16x8(g.a + i, v);
+    ld_bf16x8(g.z + i, zf);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = gate_of(v[j], zf[j]);
+    st_bf16x8(y + i, v);
+  }
+}
+
+// What a GEMV computes before its dot products, beside x given: the residual and the norm after it (linear.hpp
+// GemvResidual), or the gate of the mixer output (GemvGate); each of any row width or, "fast", of kResPieces *
+// 2048-wide rows.
+enum Prologue { kPlain = 0, kResidual = 1, kResidualFast = 2, kGate = 3, kGateFast = 4 };
+struct PrologueArgs {
+  ResidualArgs res;
+  GateArgs gate;
+};
+constexpr bool fast_form(int R) { return R == kResidualFast || R == kGateFast; }
 
 // A work item is kWarps / S row pairs, each split over S warps; warp w takes pair w / S of the item's and the columns
 // [s * len, (s + 1) * len), s = w % S, len = in / S rounded up to 8, both rows at once; the S partial sums of a row
@@ -139,10 +211,10 @@ enum Prologue { kPlain = 0, kResidual = 1, kResidualFast = 2 };
 template <int S, bool Act, int R>
 __global__ void __launch_bounds__(kWarps * 32, 4) gemv_kernel(const uint16_t* __restrict__ W, const uint16_t* __restrict__ x,
                                                            int in, int out, float alpha, uint16_t* __restrict__ y,
-                                                           ResidualArgs res) {
+                                                           PrologueArgs pa) {
   constexpr int kPairs = kWarps / S;
   constexpr bool Res = R != kPlain;
-  extern __shared__ __align__(16) uint16_t xs[];  // Res: the normed row [in]; kResidualFast: then the norm's weights
+  extern __shared__ __align__(16) uint16_t xs[];  // Res: the row x [in]; a fast form: then the norm's weights
   __shared__ float part[kWarps][kRows];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, sl = warp % S;
   const int64_t n_pairs = Act ? out : (out + 1) / 2;
@@ -161,11 +233,12 @@ __global__ void __launch_bounds__(kWarps * 32, 4) gemv_kernel(const uint16_t* __
   rows_of(item);
   uint4 wv[kRows][kUnroll];
   load_weights(w, begin + lane * 8, end, wv);
-  if constexpr (R == kResidualFast) {  // the norm's weights, which no kernel writes, staged before the wait
+  const uint16_t* norm_w = R == kGateFast ? pa.gate.w : pa.res.w;
+  if (fast_form(R) && norm_w) {  // the norm's weights, which no kernel writes, staged before the wait
 #pragma unroll
     for (int k = 0; k < kResPieces; ++k) {  // a thread stages the pieces it alone reads again: no barrier
       const int i = (threadIdx.x + k * blockDim.x) * 8;
-      *reinterpret_cast<uint4*>(xs + in + i) = __ldg(reinterpret_cast<const uint4*>(res.w + i));
+      *reinterpret_cast<uint4*>(xs + in + i) = __ldg(reinterpret_cast<const uint4*>(norm_w + i));
     }
   }
   pdl_wait();
@@ -173,12 +246,20 @@ __global__ void __launch_bounds__(kWarps * 32, 4) gemv_kernel(const uint16_t* __
   const uint16_t* xx = x;
   if constexpr (Res) {
     const bool first = blockIdx.x == 0;
+    const ResidualArgs& res = pa.res;
     if constexpr (R == kResidualFast) {
       residual_norm_fast(res.h, res.b, in, res.scale, xs + in, res.eps, first, res.h_out, res.a_out, xs);
       xx = xs;
-    } else {
+    } else if constexpr (R == kResidual) {
       residual_norm_row(res.h, res.b, in, res.scale, res.w, res.eps, first ? res.h_out : xs, first ? res.a_out : xs);
       xx = first ? res.a_out : xs;
+    } else if constexpr (R == kGateFast) {
+      gate_fast(pa.gate, in, xs + in, first, xs);
+      xx = xs;
+    } else {
+      uint16_t* dst = first && pa.gate.x_out ? pa.gate.x_out : xs;
+      gate_row(pa.gate, in, dst);
+      xx = dst;
     }
     __syncthreads();  // x whole before any warp reads it
   }
@@ -227,9 +308,9 @@ int split_of(int in) { return split_rows ? (in > 8192 ? 8 : 4) : (in > 8192 ? 4 
 // Res: CTAs resident at once (the occupancy the launch bounds give, times the SMs), each taking items in turn.
 template <int S, bool Act, int R>
 cudaError_t launch_kernel(int64_t items, const uint16_t* w, const uint16_t* x, int in, int out, float alpha,
-                          uint16_t* y, const ResidualArgs& res, Stream s) {
+                          uint16_t* y, const PrologueArgs& pa, Stream s) {
   const auto kernel = gemv_kernel<S, Act, R>;
-  const size_t smem = size_t(in) * 2 * (R == kPlain ? 0 : R == kResidual ? 1 : 2);
+  const size_t smem = size_t(in) * 2 * (R == kPlain ? 0 : fast_form(R) ? 2 : 1);
   int64_t grid = items;
   if (R != kPlain) {  // asked once a form and shared-memory size (one device a process)
     static int resident = 0;
@@ -245,12 +326,12 @@ cudaError_t launch_kernel(int64_t items, const uint16_t* w, const uint16_t* x, i
     }
     grid = std::min<int64_t>(items, resident);
   }
-  return launch_pdl(kernel, unsigned(grid), kWarps * 32, smem, s, w, x, in, out, alpha, y, res);
+  return launch_pdl(kernel, unsigned(grid), kWarps * 32, smem, s, w, x, in, out, alpha, y, pa);
 }
 
 template <bool Act, int R>
 cudaError_t launch_gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_t* y, float alpha,
-                        const ResidualArgs& res, Stream s) {
+                        const PrologueArgs& res, Stream s) {
   const int64_t pairs = Act ? out : (out + 1) / 2;
   const auto* w = reinterpret_cast<const uint16_t*>(W);
   const auto* xx = reinterpret_cast<const uint16_t*>(x);
@@ -263,11 +344,21 @@ cudaError_t launch_gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_
   }
 }
 
-ResidualArgs raw(const GemvResidual& r) {
-  return {reinterpret_cast<const uint16_t*>(r.h), reinterpret_cast<const uint16_t*>(r.b), r.scale,
-          reinterpret_cast<const uint16_t*>(r.w), r.eps, reinterpret_cast<uint16_t*>(r.h_out),
-          reinterpret_cast<uint16_t*>(r.a_out)};
+PrologueArgs raw(const GemvResidual& r) {
+  PrologueArgs pa = {};
+  pa.res = {reinterpret_cast<const uint16_t*>(r.h), reinterpret_cast<const uint16_t*>(r.b), r.scale,
+            reinterpret_cast<const uint16_t*>(r.w), r.eps, reinterpret_cast<uint16_t*>(r.h_out),
+            reinterpret_cast<uint16_t*>(r.a_out)};
+  return pa;
 }
+PrologueArgs raw(const GemvGate& g) {
+  PrologueArgs pa = {};
+  pa.gate = {reinterpret_cast<const uint16_t*>(g.a), reinterpret_cast<const uint16_t*>(g.z),
+             reinterpret_cast<const uint16_t*>(g.w), g.eps, reinterpret_cast<uint16_t*>(g.x_out)};
+  return pa;
+}
+// Whether two [n] bf16 ranges overlap.
+bool overlap(const bf16_t* p, const bf16_t* q, int n) { return p && q && p < q + n && q < p + n; }
 
 }  // namespace
 
@@ -309,6 +400,22 @@ void gemv_residual(const bf16_t* W, const GemvResidual& r, int in, int out, bf16
   else e = fast ? launch_gemv<false, kResidualFast>(W, nullptr, in, out, y, alpha, raw(r), s)
                 : launch_gemv<false, kResidual>(W, nullptr, in, out, y, alpha, raw(r), s);
   CUDA_CHECK(e, op);
+}
+
+bool gemv_gate_supported(const GemvGate& g, const bf16_t* W, int in) {
+  return in <= kGemvGateMaxIn && gemv_supported(g.a, W, in) && vec8_ok(g.z, in, in) && (!g.w || vec8_ok(g.w, in, in)) &&
+         (!g.x_out || vec8_ok(g.x_out, in, in)) && !overlap(g.x_out, g.a, in) && !overlap(g.x_out, g.z, in);
+}
+
+void gemv_gate(const bf16_t* W, const GemvGate& g, int in, int out, bf16_t* y, float alpha, Stream s) {
+  const auto op = [&] { return op_desc(g.w ? "gemv_norm_gate" : "gemv_gate", {{"in", in}, {"out", out}}); };
+  ARG_CHECK(gemv_gate_supported(g, W, in), op,
+            "gemv_gate needs in % 8 == 0, in <= 16384, 16-byte aligned W, a, z, w and x_out, and x_out apart from a and z");
+  if (out <= 0) return;
+  const bool fast = in == kResPieces * kWarps * 32 * 8;
+  CUDA_CHECK((fast ? launch_gemv<false, kGateFast>(W, nullptr, in, out, y, alpha, raw(g), s)
+                   : launch_gemv<false, kGate>(W, nullptr, in, out, y, alpha, raw(g), s)),
+             op);
 }
 
 }  // namespace salasim::gpu

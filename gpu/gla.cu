@@ -304,13 +304,18 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_fwd_kernel(const uint16_t* 
 }
 
 // One CTA per (head, 16 value columns); thread (key rows 16r .. 16r+15, column j) keeps 16 state elements.
+// Rope (gla_recurrent_rope): q and k arrive before the qk-norm and RoPE; warps 0 and 1 apply them to the token's q and
+// k head (norm_rope_head, the bits rope_qk would store) straight into qs, ks; q and k in memory are left as they were.
+// Every CTA of a head repeats that work (8 per head): 256 dims, far cheaper than the launch it replaces.
 constexpr int kRecCols = 16;
+template <bool Rope>
 __global__ void __launch_bounds__(kHd) recurrent_kernel(const uint16_t* q, const uint16_t* k, const uint16_t* v,
                                                         int64_t ld, int64_t T, const float* gamma, float tau, float* S,
-                                                        uint16_t* o, int64_t ldo) {
+                                                        uint16_t* o, int64_t ldo, GlaRope rope) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   __shared__ float qs[kHd], ks[kHd], vs[kRecCols], part[kHd / 16][kRecCols];
   const int h = blockIdx.x, col0 = blockIdx.y * kRecCols, tid = threadIdx.x, r = tid / kRecCols, j = tid % kRecCols;
+  const int warp = tid / 32, lane = tid % 32;
   float* Sh = S + int64_t(h) * kHd * kHd;
   float s[16];
 #pragma unroll
@@ -318,8 +323,19 @@ __global__ void __launch_bounds__(kHd) recurrent_kernel(const uint16_t* q, const
   const float lambda = expf(gamma[h]);
   for (int64_t t = 0; t < T; ++t) {
     const int64_t base = t * ld + int64_t(h) * kHd;
-    qs[tid] = ld_bf16(q + base + tid);
-    ks[tid] = ld_bf16(k + base + tid);
+    if constexpr (Rope) {
+      if (warp < 2) {
+        float out[4];
+        norm_rope_head((warp == 0 ? q : k) + base, reinterpret_cast<const uint16_t*>(warp == 0 ? rope.wq : rope.wk),
+                       rope.eps, float(rope.pos0 + t), rope.inv_freq, lane, out);
+        float* dst = warp == 0 ? qs : ks;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) dst[lane + 32 * i] = out[i];
+      }
+    } else {
+      qs[tid] = ld_bf16(q + base + tid);
+      ks[tid] = ld_bf16(k + base + tid);
+    }
     if (tid < kRecCols) vs[tid] = ld_bf16(v + base + col0 + tid);
     __syncthreads();
     const float vb = vs[j];
@@ -378,8 +394,19 @@ void gla_recurrent(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld
   const auto op = [&] { return op_desc("gla_recurrent", {{"T", T}, {"H", H}, {"hd", hd}}); };
   if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
   if (T == 0) return;
-  CUDA_CHECK(launch_pdl(recurrent_kernel, dim3(unsigned(H), unsigned(kHd / kRecCols)), kHd, 0, s, q, k, v, ld, T, gamma,
-                        tau, S, o, ldo),
+  CUDA_CHECK(launch_pdl(recurrent_kernel<false>, dim3(unsigned(H), unsigned(kHd / kRecCols)), kHd, 0, s, q, k, v, ld, T,
+                        gamma, tau, S, o, ldo, GlaRope{}),
+             op);
+}
+
+void gla_recurrent_rope(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H, int hd,
+                        const GlaRope& rope, const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, Stream s) {
+  const auto op = [&] { return op_desc("gla_recurrent_rope", {{"T", T}, {"H", H}, {"hd", hd}, {"pos0", rope.pos0}}); };
+  if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
+  if (!rope.inv_freq) cuda_fail(cudaErrorInvalidValue, "gla_recurrent_rope needs the inv_freq table", op(), __FILE__, __LINE__);
+  if (T == 0) return;
+  CUDA_CHECK(launch_pdl(recurrent_kernel<true>, dim3(unsigned(H), unsigned(kHd / kRecCols)), kHd, 0, s, q, k, v, ld, T,
+                        gamma, tau, S, o, ldo, rope),
              op);
 }
 

@@ -16,5 +16,17 @@ void gla_chunked(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, 
                  const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, void* workspace, Stream s);
 void gla_recurrent(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H, int hd,
                    const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, Stream s);
+// gla_recurrent with rope_qk (ops.hpp) folded in: q and k are taken before the qk-norm and RoPE, which the kernel
+// applies to each token's heads as it reads them (token t at position pos0 + t); the bits of rope_qk(q, ...) then
+// gla_recurrent, except that q and k in memory are left as they were. One launch a decode step fewer per layer.
+struct GlaRope {
+  const bf16_t* wq = nullptr;      // [hd] q_norm weight, or null: no norm
+  const bf16_t* wk = nullptr;      // [hd] k_norm weight, or null
+  float eps = 0.0f;
+  int64_t pos0 = 0;                // position of q's first row
+  const float* inv_freq = nullptr; // [hd / 2] fp32 angle table (device)
+};
+void gla_recurrent_rope(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H, int hd,
+                        const GlaRope& rope, const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, Stream s);
 
 }  // namespace salasim::gpu

@@ -11,6 +11,8 @@ namespace salasim::gpu {
 __device__ __forceinline__ float ld_bf16(const uint16_t* p) { return __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(p)); }
 __device__ __forceinline__ void st_bf16(uint16_t* p, float v) { *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v); }
 __device__ __forceinline__ float round_bf16_dev(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
+// The gate's expression, x * sigmoid(z) as x / (1 + e^-z) (gate.cu, rmsnorm.cu, gemv.cu: one expression, one set of bits).
+__device__ __forceinline__ float gate_of(float x, float z) { return x / (1.0f + expf(-z)); }
 
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -79,6 +81,54 @@ __device__ __forceinline__ void residual_norm_row(const uint16_t* h, const uint1
 #pragma unroll
     for (int j = 0; j < 8; ++j) v[j] = v[j] * inv * wv[j];
     st_bf16x8(y + i, v);
+  }
+}
+
+// rmsnorm then the z gate of one row by one block (n % 8 == 0, 16-byte aligned): y = bf16(bf16(rmsnorm(x) * w) *
+// sigmoid(z)), normed (when not null) = bf16(rmsnorm(x) * w). Thread t takes the pieces t * 8 + k * blockDim.x * 8
+// in that order for the sum of squares and the output, so a block of the same size gives the same bits wherever this
+// runs (rmsnorm.cu's rmsnorm_gate; gemv.cu's gated prologue). y may alias x: a thread rereads only its own pieces.
+__device__ __forceinline__ void rmsnorm_gate_row(const uint16_t* x, const uint16_t* w, const uint16_t* z, int n,
+                                                 float eps, uint16_t* y, uint16_t* normed) {
+  float ss = 0;
+  for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
+    float v[8];
+    ld_bf16x8(x + i, v);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) ss += v[j] * v[j];
+  }
+  const float inv = rsqrtf(block_sum(ss) / float(n) + eps);
+  for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
+    float v[8], wv[8], zv[8];
+    ld_bf16x8(x + i, v);
+    ld_bf16x8(w + i, wv);
+    ld_bf16x8(z + i, zv);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = round_bf16_dev(v[j] * inv * wv[j]);
+    if (normed) st_bf16x8(normed + i, v);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = gate_of(v[j], zv[j]);
+    st_bf16x8(y + i, v);
+  }
+}
+
+// The per-head qk-norm (when w is not null) and RoPE of one 128-dim head vector by one warp: lane l gets the
+// rotated dims l, l + 32 (out[0], out[1]) and their rotate-half partners l + 64, l + 96 (out[2], out[3]), each
+// rounded to bf16, the values rope.cu stores. The norm's output is rounded before the rotation, as HF does.
+// p: the position (exact in fp32 below 2^24); inv_freq: [64] fp32.
+__device__ __forceinline__ void norm_rope_head(const uint16_t* xh, const uint16_t* w, float eps, float p,
+                                               const float* inv_freq, int lane, float (&out)[4]) {
+  float v[4] = {ld_bf16(xh + lane), ld_bf16(xh + lane + 32), ld_bf16(xh + lane + 64), ld_bf16(xh + lane + 96)};
+  if (w) {
+    const float inv = rsqrtf(warp_sum(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3]) / 128.0f + eps);
+    for (int j = 0; j < 4; ++j) v[j] = round_bf16_dev(v[j] * inv * ld_bf16(w + lane + 32 * j));
+  }
+  for (int j = 0; j < 2; ++j) {
+    float sn, cs;
+    sincosf(p * inv_freq[lane + 32 * j], &sn, &cs);  // full-range sincosf: angles reach ~2e6 rad
+    const float a = v[j], b = v[j + 2];
+    out[j] = round_bf16_dev(a * cs - b * sn);
+    out[j + 2] = round_bf16_dev(b * cs + a * sn);
   }
 }
 

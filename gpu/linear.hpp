@@ -52,6 +52,21 @@ struct GemvResidual {
 constexpr int kGemvResidualMaxIn = 16384;  // the row lives in shared memory (2 bytes an element)
 bool gemv_residual_supported(const GemvResidual& r, const bf16_t* W, int in);
 void gemv_residual(const bf16_t* W, const GemvResidual& r, int in, int out, bf16_t* y, float alpha, bool act, Stream s);
+// The gate fused into the output projection's GEMV, for one token: the CTAs resident at once each compute x =
+// bf16(bf16(rmsnorm(a) * w) * sigmoid(z)) (w given: the Lightning o_norm and z gate, the bits of rmsnorm_gate) or
+// x = bf16(a * sigmoid(z)) (w null: the sparse o_gate, the bits of gate), then stream their share of W: y = alpha W x.
+// CTA 0 also writes x to x_out when given (it must not overlap a or z, which every CTA reads). One launch where there
+// were two, and x never leaves the SM.
+struct GemvGate {
+  const bf16_t* a = nullptr;  // [in] the mixer's output
+  const bf16_t* z = nullptr;  // [in] the gate's input
+  const bf16_t* w = nullptr;  // [in] the norm's weight, or null: the gate alone
+  float eps = 0.0f;
+  bf16_t* x_out = nullptr;    // [in] the gated x, or null
+};
+constexpr int kGemvGateMaxIn = 16384;  // x lives in shared memory (2 bytes an element)
+bool gemv_gate_supported(const GemvGate& g, const bf16_t* W, int in);
+void gemv_gate(const bf16_t* W, const GemvGate& g, int in, int out, bf16_t* y, float alpha, Stream s);
 // Which path linear takes for T = 1: the custom gemv (default) or cuBLAS (for side-by-side measurements).
 void set_gemv(bool custom);
 bool gemv_custom();  // the path set_gemv chose

@@ -44,33 +44,13 @@ __global__ void rmsnorm_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_
   }
 }
 
-// rmsnorm_vec then gate_vec (gate.cu) in one pass: y = bf16(bf16(rmsnorm(x)) * sigmoid(z)), the same expressions in
-// the same order, so the same bits; normed (ld n) also gets the rounded norm when not null (the o_norm tap).
+// rmsnorm_vec then gate_vec (gate.cu) in one pass, rmsnorm_gate_row (kernels.cuh): the same expressions in the same
+// order, so the same bits; normed (ld n) also gets the rounded norm when not null (the o_norm tap).
 __global__ void rmsnorm_gate_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_t* w, const uint16_t* z,
                                         int64_t ldz, int n, float eps, uint16_t* y, int64_t ldy, uint16_t* normed) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t r = blockIdx.x;
-  const uint16_t* xr = x + r * ldx;
-  float ss = 0;
-  for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
-    float v[8];
-    ld_bf16x8(xr + i, v);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) ss += v[j] * v[j];
-  }
-  const float inv = rsqrtf(block_sum(ss) / float(n) + eps);
-  for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
-    float v[8], wv[8], zv[8];
-    ld_bf16x8(xr + i, v);
-    ld_bf16x8(w + i, wv);
-    ld_bf16x8(z + r * ldz + i, zv);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = round_bf16_dev(v[j] * inv * wv[j]);
-    if (normed) st_bf16x8(normed + r * n + i, v);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = v[j] / (1.0f + expf(-zv[j]));
-    st_bf16x8(y + r * ldy + i, v);
-  }
+  rmsnorm_gate_row(x + r * ldx, w, z + r * ldz, n, eps, y + r * ldy, normed ? normed + r * n : nullptr);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// rope with the Lightning qk-norm fused in front: one warp per (token, head); lane l holds dims l, l+32 of the
-// first half and their partners l+64, l+96, so each rotate-half pair stays inside one lane. Heads h >= H_w0 of a
-// row take the second norm weight (rope_qk: q's H heads, then k's H heads, in one launch).
+// rope with the Lightning qk-norm fused in front: one warp per (token, head), norm_rope_head (kernels.cuh: lane l
+// holds dims l, l+32 of the first half and their partners l+64, l+96, so each rotate-half pair stays inside one
+// lane). Heads h >= H_w0 of a row take the second norm weight (rope_qk: q's H heads, then k's H heads, in one
+// launch). gla_recurrent_rope (gla.cu) runs the same helper inside the decode GLA kernel.
 #include "gpu/check.cuh"
 #include "gpu/kernels.cuh"
 #include "gpu/ops.hpp"
@@ -18,21 +19,9 @@ __global__ void rope_kernel(uint16_t* x, int64_t ldx, int64_t T, int H, int H_w0
   const int64_t t = item / H;
   const int h = int(item % H), lane = threadIdx.x & 31;
   uint16_t* xh = x + t * ldx + int64_t(h) * kHd;
-  const uint16_t* w = h < H_w0 ? w0 : w1;
-  float v[4] = {ld_bf16(xh + lane), ld_bf16(xh + lane + 32), ld_bf16(xh + lane + 64), ld_bf16(xh + lane + 96)};
-  if (w) {  // per-head RMSNorm, stored as bf16 before the rotation (as HF rounds between the two)
-    const float inv = rsqrtf(warp_sum(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3]) / float(kHd) + eps);
-    for (int j = 0; j < 4; ++j) v[j] = round_bf16_dev(v[j] * inv * ld_bf16(w + lane + 32 * j));
-  }
-  const float p = float(pos0 + t);  // exact below 2^24
-  for (int j = 0; j < 2; ++j) {
-    const int i = lane + 32 * j;
-    float sn, cs;
-    sincosf(p * inv_freq[i], &sn, &cs);  // full-range sincosf: angles reach ~2e6 rad
-    const float a = v[j], b = v[j + 2];
-    st_bf16(xh + i, a * cs - b * sn);
-    st_bf16(xh + i + 64, b * cs + a * sn);
-  }
+  float out[4];
+  norm_rope_head(xh, h < H_w0 ? w0 : w1, eps, float(pos0 + t), inv_freq, lane, out);
+  for (int j = 0; j < 4; ++j) st_bf16(xh + lane + 32 * j, out[j]);
 }
 }  // namespace
 

@@ -172,6 +172,9 @@ struct Runner::Impl {
   // two rows (hc: the current one); T > 1, or any tap, takes residual() in place on h's rows.
   bf16_t* hc = nullptr;
   bool fuse = false;
+  // The decode step's other fusions (DecodeFusion, common.hpp): each mixer's gate inside its output projection's GEMV
+  // (gemv_gate), qk-norm and RoPE inside the recurrent GLA kernel (gla_recurrent_rope).
+  bool fuse_gate = false, fuse_rope = false;
   const bf16_t* pending = nullptr;  // the norm weight of a residual not yet applied (fuse only)
   GemvResidual pending_residual(const bf16_t* norm) const {
     GemvResidual r;
@@ -308,6 +311,13 @@ struct Runner::Impl {
   WeightSource weights_src;
 
   // ---- one layer's mixers ----
+  // y = W gate(...) for one token, the gate inside the GEMV (fuse_gate; the shapes gemv_gate takes): true when done.
+  bool gated_o_proj(const GemvGate& gg, const bf16_t* W, int in) {
+    if (!fuse_gate || !gemv_gate_supported(gg, W, in)) return false;
+    timed(kGemm, [&] { gemv_gate(W, gg, in, int(cfg.hidden_size), y.get(), 1.0f, stream); });
+    return true;
+  }
+
   void lightning(int l, int64_t T, int64_t pos0, bool recurrent, TapRecorder* taps) {
     const ModelConfig& c = cfg;
     const LayerBuffers& L = w.layers[size_t(l)];
@@ -320,15 +330,23 @@ struct Runner::Impl {
     tap(taps, P + "proj/k", k, T, Ld, ld);
     tap(taps, P + "proj/v", v, T, Ld, ld);
     tap(taps, P + "proj/z", z, T, Ld, ld);
-    timed(kOther, [&] {  // k = q + Ld: q's and k's heads in one launch
-      rope_qk(q, ld, T, H, hd, L.q_norm.get(), L.k_norm.get(), float(c.rms_norm_eps), pos0, inv_freq.get(), stream);
-    });
+    const bool rope_in_gla = fuse_rope && recurrent;  // then q and k stay unrotated in proj (no tap reads them)
+    if (!rope_in_gla)
+      timed(kOther, [&] {  // k = q + Ld: q's and k's heads in one launch
+        rope_qk(q, ld, T, H, hd, L.q_norm.get(), L.k_norm.get(), float(c.rms_norm_eps), pos0, inv_freq.get(), stream);
+      });
     tap(taps, P + "qk_rope/q", q, T, Ld, ld);
     tap(taps, P + "qk_rope/k", k, T, Ld, ld);
     float* St = S[size_t(l)].get();
     timed(kGla, [&] {
-      if (recurrent) gla_recurrent(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, stream);
-      else gla_chunked(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, gla_ws.get(), stream);
+      if (rope_in_gla) {
+        const GlaRope r{L.q_norm.get(), L.k_norm.get(), float(c.rms_norm_eps), pos0, inv_freq.get()};
+        gla_recurrent_rope(q, k, v, ld, T, H, hd, r, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, stream);
+      } else if (recurrent) {
+        gla_recurrent(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, stream);
+      } else {
+        gla_chunked(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, gla_ws.get(), stream);
+      }
     });
     tap(taps, P + "gla/out", attn.get(), T, Ld, Ld);
     if (taps && taps->wants(P + "gla/state")) {
@@ -338,6 +356,7 @@ struct Runner::Impl {
     // o_norm and the z gate in one pass; o_norm's output is written out only for its tap, into the MLP's gate|up
     // buffer ([chunk, 2I], free until the MLP) where T * Ld elements fit (the two ops apart otherwise: same bits)
     const float eps = float(c.rms_norm_eps);
+    if (gated_o_proj(GemvGate{attn.get(), z, L.o_norm.get(), eps, nullptr}, L.o.get(), int(Ld))) return;
     const bool want_norm = taps && taps->wants(P + "o_norm/out");
     if (want_norm && gu.size() < size_t(T * Ld)) {
       timed(kOther, [&] { rmsnorm(attn.get(), Ld, L.o_norm.get(), T, int(Ld), eps, attn.get(), Ld, stream); });
@@ -442,6 +461,7 @@ struct Runner::Impl {
       keep_dense(l, pos0 + T - 1);
     }
     tap(taps, P + "attn/out", attn.get(), T, Q, Q);
+    if (gated_o_proj(GemvGate{attn.get(), g, nullptr, 0.0f, nullptr}, L.o.get(), int(Q))) return;
     timed(kOther, [&] { gate(attn.get(), Q, g, ld, T, int(Q), attn.get(), Q, stream); });
     tap(taps, P + "gate/out", attn.get(), T, Q, Q);
     gemm(attn.get(), Q, L.o.get(), T, int(Q), int(D), y.get(), D);
@@ -518,7 +538,10 @@ struct Runner::Impl {
     hc = h.get();
     pending = nullptr;
     const int I = c.intermediate_size;
-    fuse = T == 1 && !taps && gemv_custom() && h.size() >= size_t(2 * D);  // two rows for the stream to alternate
+    const bool step = T == 1 && !taps && gemv_custom();  // a decode step the fused kernels can take
+    fuse = step && h.size() >= size_t(2 * D) && decode_fusion().residual;  // two rows for the stream to alternate
+    fuse_gate = step && decode_fusion().gate;
+    fuse_rope = step && decode_fusion().rope;
     hc = h.get();
     timed(kOther, [&] { embed(w.embed.get(), tokens.get(), T, int(D), c.vocab_size, float(c.scale_emb), h.get(), stream); });
     tap(taps, "embed/out", h.get(), T, D, D);

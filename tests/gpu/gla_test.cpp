@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "gpu/gla.hpp"
+#include "gpu/ops.hpp"
 #include "model/config.hpp"
 #include "reference/ops.hpp"
 #include "tests/gpu/gpu_support.hpp"
@@ -57,6 +58,50 @@ TEST_CASE("gla: chunked and recurrent kernels within tolerance, state carried", 
                                 : ref::gla_chunked(q, k, v, gamma, tau, Sbf, ref::peer());
       check_gate("lightning/gla/out", o64, obf, download_bf16(o, T, H * hd));
       check_gate("lightning/gla/state", states_as_mat(S64), states_as_mat(Sbf), download_f32(dS, int64_t(H) * hd, hd));
+    }
+  }
+}
+
+TEST_CASE("gla_recurrent_rope: the bits of rope_qk then gla_recurrent, q and k left as they were", "[gla][rope][gpu]") {
+  const int hd = 128, H = 5;
+  std::vector<float> g32;
+  for (double g : load_config(real_config()).lightning_decay()) g32.push_back(float(g));
+  g32.resize(H);
+  auto dg = gpu::to_device(g32);
+  const ref::RopeTable tab = ref::rope_table(hd, 10000.0, ref::RopeAngles::Fp32);
+  auto inv = gpu::to_device(tab.inv_freq32);
+  auto wq = upload_bf16(bf16_round(Mat(randn(1, hd, 51, 0.5).array() + 1.0)));
+  auto wk = upload_bf16(bf16_round(Mat(randn(1, hd, 52, 0.5).array() + 1.0)));
+  const int64_t ld = 4 * H * hd;  // the Lightning projection row: q | k | v | z
+  const float tau = float(1.0 / std::sqrt(double(hd)));
+  // T = 1 at a long position (decode), a short piece at 0 and at 2M; with the norm and without
+  for (const auto& [T, pos0] : {std::pair<int64_t, int64_t>{1, 70001}, {7, 0}, {3, 2000000}}) {
+    for (const bool norm : {true, false}) {
+      INFO("T = " << T << ", pos0 = " << pos0 << (norm ? ", qk-norm" : ", no norm"));
+      const Mat P = bf16_round(randn(T, ld, 53 + uint64_t(T), 2.0));
+      std::vector<float> s0;
+      for (int h = 0; h < H; ++h) {
+        const Mat s = randn(hd, hd, 60 + uint64_t(h));
+        for (int64_t i = 0; i < s.size(); ++i) s0.push_back(float(s.data()[i]));
+      }
+      auto one = upload_bf16(P), two = upload_bf16(P);
+      auto S1 = gpu::to_device(s0), S2 = gpu::to_device(s0);
+      gpu::Buffer<gpu::bf16_t> o1(size_t(T * H * hd)), o2(size_t(T * H * hd));
+      poison(o1);
+      poison(o2);
+      const gpu::bf16_t* nq = norm ? wq.get() : nullptr;
+      const gpu::bf16_t* nk = norm ? wk.get() : nullptr;
+      gpu::rope_qk(one.get(), ld, T, H, hd, nq, nk, 1e-6f, pos0, inv.get(), nullptr);
+      gpu::gla_recurrent(one.get(), one.get() + H * hd, one.get() + 2 * H * hd, ld, T, H, hd, dg.get(), tau, S1.get(),
+                         o1.get(), H * hd, nullptr);
+      const gpu::GlaRope r{nq, nk, 1e-6f, pos0, inv.get()};
+      gpu::gla_recurrent_rope(two.get(), two.get() + H * hd, two.get() + 2 * H * hd, ld, T, H, hd, r, dg.get(), tau,
+                              S2.get(), o2.get(), H * hd, nullptr);
+      CHECK((download_bf16(o1, T, H * hd) - download_bf16(o2, T, H * hd)).cwiseAbs().maxCoeff() == 0.0);
+      CHECK(S1.download() == S2.download());
+      CHECK((download_bf16(two, T, ld) - P).cwiseAbs().maxCoeff() == 0.0);  // q and k in memory as they were
+      // the rotation did something (at position 0 without the norm it is the identity)
+      if (norm || pos0 > 0) CHECK((download_bf16(one, T, ld) - P).cwiseAbs().maxCoeff() > 0.0);
     }
   }
 }

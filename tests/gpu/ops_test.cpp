@@ -293,6 +293,66 @@ TEST_CASE("gemv_residual: the bits of residual then gemv or gemv_mlp_act, h left
   CHECK(what.find("h_out != h") != std::string::npos);
 }
 
+TEST_CASE("gemv_gate: the bits of rmsnorm_gate or gate then gemv, a and z left as they were", "[gemv][gemv_gate][gpu]") {
+  // in = 4096: the fast prologue (gemv.cu gate_fast), the others rmsnorm_gate_row's or the plain gate loop; out =
+  // 9001: more items than the CTAs resident at once; 4104: ragged slices; in = 8: three of four slices empty
+  for (const auto& [in, out] : {std::pair<int, int>{4096, 4096}, {4096, 9001}, {1000, 20011}, {4104, 37}, {8, 3}}) {
+    for (const bool norm : {true, false}) {
+      const Mat W = bf16_round(randn(out, in, 91 + uint64_t(in), 0.05));
+      const Mat a = bf16_round(randn(1, in, 92, 2.0)), z = bf16_round(randn(1, in, 93, 3.0));
+      const Mat wn = bf16_round(Mat(randn(1, in, 94, 0.3).array() + 1.0));
+      auto dW = upload_bf16(W), da = upload_bf16(a), dz = upload_bf16(z), dwn = upload_bf16(wn);
+      gpu::Buffer<gpu::bf16_t> x1{size_t(in)}, y1{size_t(out)}, x_out{size_t(in)}, y2{size_t(out) + 8};
+      poison(y2);
+      poison(x_out);
+      const float eps = 1e-6f, alpha = 0.75f;
+      if (norm) gpu::rmsnorm_gate(da.get(), in, dwn.get(), dz.get(), in, 1, in, eps, x1.get(), in, nullptr, nullptr);
+      else gpu::gate(da.get(), in, dz.get(), in, 1, in, x1.get(), in, nullptr);
+      gpu::gemv(dW.get(), x1.get(), in, out, y1.get(), alpha, nullptr);
+      gpu::GemvGate g;
+      g.a = da.get();
+      g.z = dz.get();
+      g.w = norm ? dwn.get() : nullptr;
+      g.eps = eps;
+      g.x_out = x_out.get();
+      REQUIRE(gpu::gemv_gate_supported(g, dW.get(), in));
+      gpu::gemv_gate(dW.get(), g, in, out, y2.get(), alpha, nullptr);
+      INFO("in " << in << ", out " << out << (norm ? ", rmsnorm then gate" : ", gate"));
+      const Mat x = download_bf16(x1, 1, in), got = download_bf16(y2, 1, out + 8);
+      CHECK((download_bf16(x_out, 1, in) - x).cwiseAbs().maxCoeff() == 0.0);
+      CHECK((got.leftCols(out) - download_bf16(y1, 1, out)).cwiseAbs().maxCoeff() == 0.0);
+      for (int i = out; i < out + 8; ++i) CHECK(std::isnan(got(0, i)));  // nothing past out written
+      CHECK((download_bf16(da, 1, in) - a).cwiseAbs().maxCoeff() == 0.0);  // its inputs are untouched
+      CHECK((download_bf16(dz, 1, in) - z).cwiseAbs().maxCoeff() == 0.0);
+      // and the gate itself is what the float64 reference computes, to within its bf16 roundings
+      Mat want = a;
+      if (norm) want = bf16_round(ref::rmsnorm(a, wn.row(0).transpose(), eps, ref::f64()));
+      int64_t wrong = 0;
+      for (int i = 0; i < in; ++i) {
+        const double e = want(0, i) / (1 + std::exp(-z(0, i)));
+        wrong += !(std::abs(x(0, i) - e) <= std::ldexp(std::abs(e), -6) + 1e-6);  // a bf16 step in, one out
+      }
+      CHECK(wrong == 0);
+    }
+  }
+  // x_out is written by CTA 0 while every CTA reads a: it must not overlap a or z
+  const Mat W = bf16_round(randn(16, 64, 95)), x = bf16_round(randn(1, 64, 96));
+  auto dW = upload_bf16(W), dx = upload_bf16(x), dz = upload_bf16(x);
+  gpu::Buffer<gpu::bf16_t> y{16};
+  gpu::GemvGate g;
+  g.a = dx.get();
+  g.z = dz.get();
+  g.x_out = dx.get();
+  CHECK_FALSE(gpu::gemv_gate_supported(g, dW.get(), 64));
+  std::string what;
+  try {
+    gpu::gemv_gate(dW.get(), g, 64, 16, y.get(), 1.0f, nullptr);
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  CHECK(what.find("x_out apart from a and z") != std::string::npos);
+}
+
 TEST_CASE("kv_append: the call's rows land in every group's cache rows, bit for bit, nothing else written", "[kv_append][gpu]") {
   const int G = 3, hd = 128;
   const int64_t ld = 5 * G * hd + 8, cap = 300;  // keys and values inside a wider projection row

@@ -109,6 +109,8 @@ TEST_CASE("generate: last_selection is the selection the sparse layers used for 
 // and synchronizes, so the tapped run has no kernel overlap at all; an untapped run has it everywhere. A missing wait
 // would make the untapped run read a buffer early, so its logits would differ from the tapped run's. Same kernels,
 // same inputs: the two must agree bit for bit, through a chunked sparse prefill (1300 > dense_len 1024) and decode.
+// The untapped run also takes the decode step's fused kernels (gemv_residual, gemv_gate, gla_recurrent_rope), the
+// tapped one the separate kernels; runs with some or none of the fusions must give the same bits too.
 TEST_CASE("decode: logits of back-to-back kernels equal those of a sync after every op, bit for bit", "[generate][gpu]") {
   const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
   const WeightSource w = synthetic_weights(7);
@@ -138,11 +140,21 @@ TEST_CASE("decode: logits of back-to-back kernels equal those of a sync after ev
   gpu::set_pdl(false);  // ordinary launches: what `salasim run --pdl off` measures against
   const auto ordinary = run(false);
   gpu::set_pdl(true);
+  // the decode step's fusions one by one (`salasim run --fuse`): the untapped run above took them all
+  gpu::set_decode_fusion(gpu::DecodeFusion{true, false, false});
+  const auto residual_only = run(false);
+  gpu::set_decode_fusion(gpu::DecodeFusion{false, false, false});
+  const auto unfused = run(false);
+  gpu::set_decode_fusion(gpu::DecodeFusion{});
   REQUIRE(synced.size() == overlapped.size());
   REQUIRE(ordinary.size() == overlapped.size());
+  REQUIRE(residual_only.size() == overlapped.size());
+  REQUIRE(unfused.size() == overlapped.size());
   for (size_t i = 0; i < synced.size(); ++i) {
     INFO("call " << i << " (3 prefill pieces, then decode steps)");
     CHECK(synced[i] == overlapped[i]);
     CHECK(ordinary[i] == overlapped[i]);
+    CHECK(residual_only[i] == overlapped[i]);
+    CHECK(unfused[i] == overlapped[i]);
   }
 }
