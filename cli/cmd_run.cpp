@@ -115,7 +115,7 @@ struct Args {
   int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
   std::string gemv;          // "custom", "rows" or "cublas" for the single-token GEMMs; empty: the library's default
   std::string pdl;           // "on" or "off": programmatic dependent launch; empty: the library's default (on)
-  std::string fuse;          // "on", "residual" or "off": the decode step's fusions; empty: the default (on)
+  std::string fuse;          // "on", "off" or a list of residual, gate, rope (parse_fuse); empty: the default (on)
   int64_t prompt_seed = -1;  // the prompt's random tokens; -1: --seed
   std::string dump_taps;     // tap dump of the chosen taps and rows
   std::string taps;          // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
