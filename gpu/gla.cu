@@ -326,8 +326,8 @@ __global__ void __launch_bounds__(kHd) recurrent_kernel(const uint16_t* q, const
     if constexpr (Rope) {
       if (warp < 2) {
         float out[4];
-        norm_rope_head((warp == 0 ? q : k) + base, reinterpret_cast<const uint16_t*>(warp == 0 ? rope.wq : rope.wk),
-                       rope.eps, float(rope.pos0 + t), rope.inv_freq, lane, out);
+        norm_rope_head((warp == 0 ? q : k) + base, warp == 0 ? rope.wq : rope.wk, rope.eps, float(rope.pos0 + t),
+                       rope.inv_freq, lane, out);
         float* dst = warp == 0 ? qs : ks;
 #pragma unroll
         for (int i = 0; i < 4; ++i) dst[lane + 32 * i] = out[i];
@@ -389,25 +389,31 @@ void gla_chunked(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, 
   CHECK_LAUNCH([&] { return op() + " chunk_fwd"; });
 }
 
+namespace {
+// gla_recurrent and gla_recurrent_rope: one grid (H, hd / kRecCols) of the recurrent kernel; name: the op in errors.
+template <bool Rope>
+void launch_recurrent(const char* name, const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T,
+                      int H, int hd, const GlaRope& rope, const float* gamma, float tau, float* S, bf16_t* o,
+                      int64_t ldo, Stream s) {
+  const auto op = [&] { return op_desc(name, {{"T", T}, {"H", H}, {"hd", hd}, {"pos0", rope.pos0}}); };
+  if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
+  if (Rope && !rope.inv_freq)
+    cuda_fail(cudaErrorInvalidValue, "gla_recurrent_rope needs the inv_freq table", op(), __FILE__, __LINE__);
+  if (T == 0) return;
+  CUDA_CHECK(launch_pdl(recurrent_kernel<Rope>, dim3(unsigned(H), unsigned(kHd / kRecCols)), kHd, 0, s, q, k, v, ld, T,
+                        gamma, tau, S, o, ldo, rope),
+             op);
+}
+}  // namespace
+
 void gla_recurrent(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H, int hd,
                    const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, Stream s) {
-  const auto op = [&] { return op_desc("gla_recurrent", {{"T", T}, {"H", H}, {"hd", hd}}); };
-  if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
-  if (T == 0) return;
-  CUDA_CHECK(launch_pdl(recurrent_kernel<false>, dim3(unsigned(H), unsigned(kHd / kRecCols)), kHd, 0, s, q, k, v, ld, T,
-                        gamma, tau, S, o, ldo, GlaRope{}),
-             op);
+  launch_recurrent<false>("gla_recurrent", q, k, v, ld, T, H, hd, GlaRope{}, gamma, tau, S, o, ldo, s);
 }
 
 void gla_recurrent_rope(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H, int hd,
                         const GlaRope& rope, const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, Stream s) {
-  const auto op = [&] { return op_desc("gla_recurrent_rope", {{"T", T}, {"H", H}, {"hd", hd}, {"pos0", rope.pos0}}); };
-  if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
-  if (!rope.inv_freq) cuda_fail(cudaErrorInvalidValue, "gla_recurrent_rope needs the inv_freq table", op(), __FILE__, __LINE__);
-  if (T == 0) return;
-  CUDA_CHECK(launch_pdl(recurrent_kernel<true>, dim3(unsigned(H), unsigned(kHd / kRecCols)), kHd, 0, s, q, k, v, ld, T,
-                        gamma, tau, S, o, ldo, rope),
-             op);
+  launch_recurrent<true>("gla_recurrent_rope", q, k, v, ld, T, H, hd, rope, gamma, tau, S, o, ldo, s);
 }
 
 }  // namespace salasim::gpu

@@ -84,12 +84,9 @@ __device__ __forceinline__ void residual_norm_row(const uint16_t* h, const uint1
   }
 }
 
-// rmsnorm then the z gate of one row by one block (n % 8 == 0, 16-byte aligned): y = bf16(bf16(rmsnorm(x) * w) *
-// sigmoid(z)), normed (when not null) = bf16(rmsnorm(x) * w). Thread t takes the pieces t * 8 + k * blockDim.x * 8
-// in that order for the sum of squares and the output, so a block of the same size gives the same bits wherever this
-// runs (rmsnorm.cu's rmsnorm_gate; gemv.cu's gated prologue). y may alias x: a thread rereads only its own pieces.
-__device__ __forceinline__ void rmsnorm_gate_row(const uint16_t* x, const uint16_t* w, const uint16_t* z, int n,
-                                                 float eps, uint16_t* y, uint16_t* normed) {
+// 1 / rms of the row x [n] (n % 8 == 0, 16-byte aligned) by one block: thread t sums the squares of the pieces
+// t * 8 + k * blockDim.x * 8 in that order, then block_sum; every thread gets the result (rmsnorm.cu, rmsnorm_gate_row).
+__device__ __forceinline__ float row_inv_rms(const uint16_t* x, int n, float eps) {
   float ss = 0;
   for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
     float v[8];
@@ -97,7 +94,16 @@ __device__ __forceinline__ void rmsnorm_gate_row(const uint16_t* x, const uint16
 #pragma unroll
     for (int j = 0; j < 8; ++j) ss += v[j] * v[j];
   }
-  const float inv = rsqrtf(block_sum(ss) / float(n) + eps);
+  return rsqrtf(block_sum(ss) / float(n) + eps);
+}
+
+// rmsnorm then the z gate of one row by one block (n % 8 == 0, 16-byte aligned): y = bf16(bf16(rmsnorm(x) * w) *
+// sigmoid(z)), normed (when not null) = bf16(rmsnorm(x) * w). Thread t takes the pieces t * 8 + k * blockDim.x * 8
+// in that order for the sum of squares and the output, so a block of the same size gives the same bits wherever this
+// runs (rmsnorm.cu's rmsnorm_gate; gemv.cu's gated prologue). y may alias x: a thread rereads only its own pieces.
+__device__ __forceinline__ void rmsnorm_gate_row(const uint16_t* x, const uint16_t* w, const uint16_t* z, int n,
+                                                 float eps, uint16_t* y, uint16_t* normed) {
+  const float inv = row_inv_rms(x, n, eps);
   for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
     float v[8], wv[8], zv[8];
     ld_bf16x8(x + i, v);

@@ -10,9 +10,11 @@ namespace salasim::gpu {
 
 // Programmatic dependent launch (sm_90; no-ops elsewhere and in kernels launched the ordinary way). A kernel launched
 // with launch_pdl (programmatic stream serialization) may be scheduled while the kernel before it on the stream still
-// runs: it must call pdl_wait() before it reads anything an earlier kernel wrote or writes anything one reads; what
-// no kernel writes (weights) it may read before (gemv.cu). pdl_trigger() is what lets the next kernel be scheduled
-// early. A decode step is ~300 kernels of a few microseconds each, so the launch and ramp of each would otherwise sit
+// runs: it must call pdl_wait() before it reads anything the kernel before it wrote or writes anything an earlier one
+// reads. What no kernel writes (weights, gemv.cu) it may read before, and so what a kernel two or more launches back
+// wrote: that kernel had finished when the one before this passed its own pdl_wait, which it does before the
+// pdl_trigger that let this one start (score_pool's queries and K1, split_kernel's queries). pdl_trigger() is what
+// lets the next kernel be scheduled early. A decode step is ~300 kernels of a few microseconds each, so the launch and ramp of each would otherwise sit
 // between them on the GPU: every kernel of the decode path is launched with launch_pdl and begins
 // `pdl_wait(); pdl_trigger();`, so the next kernel's CTAs are resident and waiting by the time this one ends, and at
 // most one kernel waits ahead (it triggers only once its own predecessor has finished).

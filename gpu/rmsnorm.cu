@@ -26,14 +26,7 @@ __global__ void rmsnorm_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t r = blockIdx.x;
   const uint16_t* xr = x + r * ldx;
-  float ss = 0;
-  for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
-    float v[8];
-    ld_bf16x8(xr + i, v);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) ss += v[j] * v[j];
-  }
-  const float inv = rsqrtf(block_sum(ss) / float(n) + eps);
+  const float inv = row_inv_rms(xr, n, eps);
   for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
     float v[8], wv[8];
     ld_bf16x8(xr + i, v);

@@ -9,16 +9,18 @@
 //     4 mma. Per head an online max / sum of exp2 over the windows its query sees, merged over the lanes at the
 //     end: one (max, sum) pair per (query, head, split). Sub-chunks of <= 2 queries (decode) give all 8 warps
 //     the same queries and interleave the 16-window tiles instead, merging the warps' pairs in shared memory; calls
-//     of <= 2 queries may also take 128 windows a CTA (one tile, one m-tile a warp: the fine geometry, where the
-//     coarse grid is small; select_blocks below): 4 CTAs at 64K keys took 15 us a layer, tile after tile.
+//     of <= 2 queries take 128 or 256 windows a CTA where that grid still fits one wave (select_blocks below): 4
+//     CTAs at 64K keys took 15 us a layer, tile after tile, and 64 CTAs at 1M keys as long.
 //  2. lse_combine  one warp per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
-//     sees no K2 window (its visible K1 windows then score +inf, as in the reference).
+//     sees no K2 window (its visible K1 windows then score +inf, as in the reference). Calls of <= 2 queries skip
+//     it: each score_pool CTA combines its own 16 heads' partials (lse_of_row, the same bits).
 //  3. score_pool   grid (ceil(nq/16), ceil(nb/127), G), the same tiling over the 509 K1 windows 4 b0 - 1 .. that
 //     cover blocks b0 .. b0+126 (fine geometry: ceil(nb/31) CTAs, the 125 windows of 31 blocks, one tile):
 //     s[window] = sum over the 16 heads of exp2(tau log2(e) q_h.K1 - LSE2_h) (each lane sums its 4 heads, two
 //     shuffles the quad's), rounded once to bf16, kept in shared memory, then max-pooled
 //     into the blocks (bf16 bit patterns of non-negative scores order like the values): pooled [q, G, nb] 16-bit
-//     keys are all that reaches global memory (a quarter of the window scores).
+//     keys are all that reaches global memory (a quarter of the window scores). The queries and the first K1 tile
+//     are loaded before the kernel waits for the LSE kernel before it (pdl.cuh).
 //  4. topk         grid (nq, G), 128 .. 1024 threads (topk_threads: 16 keys a thread for the few CTAs of decode,
 //     so one CTA takes 16K blocks; 64 for the many CTAs of prefill): forced blocks, the exact top-(k_sel - forced)
 //     of the others by a two-pass 8-bit radix select on the 16-bit keys (histogram increments aggregated per warp
@@ -62,6 +64,7 @@ constexpr int kKeyTile = 128;     // compressed keys per shared-memory tile
 constexpr int kPoolBlocks = 127;      // blocks per score_pool CTA: their 4 * 127 + 1 windows fit 4 tiles
 constexpr int kPoolBlocksFine = 31;   // decode's: 4 * 31 + 1 windows, one tile
 constexpr int kPoolWindows = 4 * kKeyTile;
+constexpr int kSelectCtasPerSm = 2;   // lse_partial and score_pool CTAs an SM (launch bounds; 70 / 86 KB of shared memory)
 static_assert(kSelectSplitFine == kKeyTile && 4 * kPoolBlocksFine + 1 <= kKeyTile, "decode's CTAs take one tile");
 constexpr int kLd = kHd + 8;      // bf16 row stride of the tiles (272 B)
 constexpr int kTileElems = kKeyTile * kLd;
@@ -120,12 +123,14 @@ __device__ void load_keys(bf16* tile, const bf16* ck, int64_t e0, int64_t n_avai
 // two shared-memory stages, double-buffered, body(kt, tile) called on each in order. (Issuing all of a decode CTA's
 // tiles at once, the queries staged beside them, needed 148 KB a CTA: one CTA an SM, and a 2M-key step's
 // score_pool took 37.7 us instead of 26.)
-template <class Body>
+// ready() runs once the first tile is in flight, before any body (score_pool waits there for the kernel before it).
+template <class Ready, class Body>
 __device__ void for_key_tiles(const Chunk& ch, int64_t tq0, int g, int q0, bf16* tiles, int n_tiles, const bf16* ck,
-                              int64_t e0, int64_t n_avail, uint32_t (&qf)[2][8][4], Body&& body) {
+                              int64_t e0, int64_t n_avail, uint32_t (&qf)[2][8][4], Ready&& ready, Body&& body) {
   load_queries(ch, tq0, g, q0, tiles, qf);
   load_keys(tiles, ck, e0, n_avail);
   mma::cp_async_commit();
+  ready();
   for (int kt = 0; kt < n_tiles; ++kt) {
     const int st = kt & 1;
     mma::cp_async_wait<0>();
@@ -185,7 +190,7 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
     for (int h = 0; h < 4; ++h) m[i][h] = -INFINITY, l[i][h] = 0.f;
   const bf16* ck = k2 + int64_t(g) * k2_cap * kHd;
   const int n_tiles = int(std::min<int64_t>(split_w, n2c - e_begin) + kKeyTile - 1) / kKeyTile;
-  for_key_tiles(ch, tq0, g, role.q0, tiles, n_tiles, ck, e_begin, n2c, qf, [&](int kt, const bf16* tile) {
+  for_key_tiles(ch, tq0, g, role.q0, tiles, n_tiles, ck, e_begin, n2c, qf, [] {}, [&](int kt, const bf16* tile) {
     for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
       const int local = kt * kKeyTile + 16 * mt;  // window e_begin + local is row gr of the m-tile
       if (local >= lim[0] && local >= lim[1]) break;  // warp-uniform: neither query sees these
@@ -249,14 +254,10 @@ __global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, cons
 // loads: 7.5 us a decode call at 1M keys, 32 splits), the max is a warp reduction, and the sum is lane l's splits
 // l, l + 32, ... in order, then a fixed xor tree over the lanes: the same bits on every run, and no serial walk of
 // the 256 splits of decode's 128-window partials at 2M keys.
-constexpr int kCombineRows = 8;  // warps (rows) per lse_combine CTA
-__global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch, int kernel2, int stride2, int split_w,
-                                                                        int64_t nsplit, const float2* __restrict__ part,
-                                                                        float* __restrict__ lse) {
-  pdl_begin();  // launched with launch_pdl (pdl.cuh)
-  const int64_t i = int64_t(blockIdx.x) * kCombineRows + threadIdx.x / 32;
+// Row i = (query tl, head) of lse by one warp, in every lane (also score_pool's, for decode).
+__device__ float lse_of_row(const Chunk& ch, int64_t i, int kernel2, int stride2, int split_w, int64_t nsplit,
+                            const float2* __restrict__ part) {
   const int lane = threadIdx.x % 32;
-  if (i >= ch.nq * ch.H) return;  // warp-uniform
   const int64_t tl = i / ch.H;
   const int64_t n2v = n_windows(ch.pos0 + ch.t0 + tl + 1, kernel2, stride2);
   const int64_t ns = (n2v + split_w - 1) / split_w;
@@ -265,26 +266,45 @@ __global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch
   for (int64_t s = lane; s < ns; s += 32) M = fmaxf(M, pp[s].x);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
-  if (M == -INFINITY) {  // no K2 window visible yet: every visible K1 window scores +inf
-    if (lane == 0) lse[i] = -INFINITY;
-    return;
-  }
+  if (M == -INFINITY) return -INFINITY;  // no K2 window visible yet: every visible K1 window scores +inf
   float L = 0.f;
   for (int64_t s = lane; s < ns; s += 32) {
     const float2 v = pp[s];
     if (v.x > -INFINITY) L = fmaf(v.y, exp2f(v.x - M), L);
   }
   L = warp_sum(L);
-  if (lane == 0) lse[i] = M + log2f(L);
+  return M + log2f(L);
 }
 
-// k1: [G, k1_cap, hd]; n1c: K1 windows that exist for the sub-chunk's last query; lse: [nq, H] (log2 units);
+constexpr int kCombineRows = 8;  // warps (rows) per lse_combine CTA
+__global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch, int kernel2, int stride2, int split_w,
+                                                                        int64_t nsplit, const float2* __restrict__ part,
+                                                                        float* __restrict__ lse) {
+  pdl_begin();  // launched with launch_pdl (pdl.cuh)
+  const int64_t i = int64_t(blockIdx.x) * kCombineRows + threadIdx.x / 32;
+  if (i >= ch.nq * ch.H) return;  // warp-uniform
+  const float v = lse_of_row(ch, i, kernel2, stride2, split_w, nsplit, part);
+  if (threadIdx.x % 32 == 0) lse[i] = v;
+}
+
+// How score_pool gets LSE2: from lse [nq, H] (lse_combine's), or, for a tile of <= 2 queries (decode), from the
+// partials itself (lse_of_row: the same bits, and one launch a layer fewer).
+struct LseSource {
+  const float* lse;     // [nq, H], or nullptr: combine `part`
+  const float2* part;   // [nq, H, nsplit] (lse_partial's)
+  int kernel2, stride2, split_w;
+  int64_t nsplit;
+};
+
+// k1: [G, k1_cap, hd]; n1c: K1 windows that exist for the sub-chunk's last query; lse (log2 units): see LseSource;
 // pooled: [nq, G, nbs] 16-bit keys of blocks b0 .. b0 + 126 (those <= the query's block). kPoolSmem dynamic smem.
 __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const bf16* __restrict__ k1, int64_t k1_cap,
                                                                  int64_t n1c, int kernel, int stride, int block,
-                                                                 int pool_blocks, const float* __restrict__ lse,
+                                                                 int pool_blocks, LseSource src,
                                                                  uint16_t* __restrict__ pooled, int64_t nbs) {
-  pdl_begin();  // launched with launch_pdl (pdl.cuh)
+  // Launched with launch_pdl (pdl.cuh), always after lse_partial or lse_combine: the queries and K1 were written
+  // before that kernel, so they are read before pdl_wait (the first tile's round trip overlaps the kernel before);
+  // LSE2 is read after it (get_lse).
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* tiles = reinterpret_cast<bf16*>(smem);
   uint16_t* wsc = reinterpret_cast<uint16_t*>(smem + kTileSmem);  // [kQT][kPoolWindows] bf16 window scores
@@ -297,19 +317,37 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
   const int lo = w_begin < 0 ? int(-w_begin) : 0;
   const int n_tiles = (4 * pool_blocks + 1 + kKeyTile - 1) / kKeyTile;
   int lim[2];
-  float lse_r[2][4];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int64_t tl = tq0 + role.q0 + i;
     const int64_t n1v = tl < ch.nq ? n_windows(ch.pos0 + ch.t0 + tl + 1, kernel, stride) : 0;
     lim[i] = int(std::min<int64_t>(std::max<int64_t>(n1v - w_begin, 0), n_tiles * kKeyTile));
-#pragma unroll
-    for (int h = 0; h < 4; ++h)
-      lse_r[i][h] = tl < ch.nq ? lse[tl * ch.H + int64_t(g) * kRows + 8 * (h >> 1) + 2 * c4 + (h & 1)] : 0.f;
   }
+  float lse_r[2][4];
+  __shared__ float lse_s[2][kRows];  // the partials' combine: queries 0, 1 of a tile of <= 2
+  const auto get_lse = [&] {
+    pdl_begin();
+    if (!src.lse) {
+      for (int j = warp; j < nq_tile * kRows; j += kWarps) {  // warp-uniform
+        const float v = lse_of_row(ch, (tq0 + j / kRows) * ch.H + int64_t(g) * kRows + j % kRows, src.kernel2,
+                                   src.stride2, src.split_w, src.nsplit, src.part);
+        if (lane == 0) lse_s[j / kRows][j % kRows] = v;
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int64_t tl = tq0 + role.q0 + i;
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        const int head = 8 * (h >> 1) + 2 * c4 + (h & 1);
+        lse_r[i][h] = tl >= ch.nq ? 0.f : src.lse ? src.lse[tl * ch.H + int64_t(g) * kRows + head] : lse_s[role.q0 + i][head];
+      }
+    }
+  };
   uint32_t qf[2][8][4];
   const bf16* ck = k1 + int64_t(g) * k1_cap * kHd;
-  for_key_tiles(ch, tq0, g, role.q0, tiles, n_tiles, ck, w_begin, n1c, qf, [&](int kt, const bf16* tile) {
+  for_key_tiles(ch, tq0, g, role.q0, tiles, n_tiles, ck, w_begin, n1c, qf, get_lse, [&](int kt, const bf16* tile) {
     for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
       const int local = kt * kKeyTile + 16 * mt;  // window w_begin + local is row gr of the m-tile
       float acc[2][2][4] = {};
@@ -349,6 +387,7 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
 // scan (the chunked loops of a CTA-wide stride they replace cost two scans per 256 keys: 101 us at nb = 16K).
 constexpr int kTopkMaxThreads = 1024, kTopkMaxWarps = kTopkMaxThreads / 32;
 constexpr int kTopkMinThreads = 128;
+constexpr int kTopkCacheKeys = 16;  // keys a thread keeps in registers across select_top's passes (topk_threads' few-CTA share)
 constexpr int64_t kTopkManyCtas = 256;  // a grid of this many CTAs or more fills an H200 (132 SMs) with small CTAs
 
 // Keys b0 .. b0 + 7 of pk (b0 a multiple of 8), 0 from nb on: one 16-byte load where the 8 exist and pk is aligned.
@@ -461,20 +500,53 @@ __device__ int select_top(const uint16_t* __restrict__ pk, int n, int take, int 
   const int warp0 = int(threadIdx.x / 32) * 32 * S;  // the warp's first key: loops bounded by it stay warp-uniform
   const bool vec = reinterpret_cast<uintptr_t>(pk) % 16 == 0;
 
+  // A segment of at most kTopkCacheKeys keys (decode's CTAs: 16 a thread) is loaded once into registers, not once a
+  // pass (four passes: two histograms, the count, the emit).
+  const bool cached = S <= kTopkCacheKeys;
+  uint32_t kc[kTopkCacheKeys];
+  if (cached) {
+#pragma unroll
+    for (int c = 0; c < kTopkCacheKeys; c += 8) {
+      uint32_t k[8] = {};
+      if (c < S) load_keys8(pk, seg0 + c, n, vec, k);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) kc[c + e] = k[e];
+    }
+  }
+  // f(c, k) for the thread's chunks of 8 keys c = 0, 8, .. < S (k: keys seg0 + c ..., 0 from n on); uniform: stop
+  // only where the whole warp is past n (the histograms' warp collectives), else at the segment's end
+  auto chunks = [&](bool uniform, auto f) {
+    const int c_end = uniform ? std::min(S, n - warp0) : seg1 - seg0;
+    if (cached) {
+#pragma unroll
+      for (int c = 0; c < kTopkCacheKeys; c += 8) {
+        if (c >= c_end) break;
+        uint32_t k[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) k[e] = kc[c + e];
+        f(c, k);
+      }
+    } else {
+      for (int c = 0; c < c_end; c += 8) {
+        uint32_t k[8];
+        load_keys8(pk, seg0 + c, n, vec, k);
+        f(c, k);
+      }
+    }
+  };
+
   // the take-th largest candidate key (thr) and how many candidates equal to it are taken (n_eq)
   int thr = 0x10000, n_eq = 0;  // take == 0: no candidate passes
   if (take > 0) {
     // h[bin_of(key)] += 1 over the candidates of the thread's segment (bin -1: not counted), then a barrier
     auto histogram = [&](int* h, auto bin_of) {
-      for (int c = 0; c < S && warp0 + c < n; c += 8) {
-        uint32_t k[8];
-        load_keys8(pk, seg0 + c, n, vec, k);
+      chunks(true, [&](int c, const uint32_t (&k)[8]) {
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
           const int b = seg0 + c + e;
           hist_add(h, b < n && cand(b) ? bin_of(k[e]) : -1);
         }
-      }
+      });
       __syncthreads();
     };
     for (int i = threadIdx.x; i < 2 * 256; i += blockDim.x) hist[i / 256][i % 256] = 0;
@@ -491,12 +563,11 @@ __device__ int select_top(const uint16_t* __restrict__ pk, int n, int take, int 
   // Per thread: above = forced or above thr, eq = candidates equal to thr; one scan of both counts (eq in the high
   // word) gives the thread's rank among the ties and its output offset.
   auto each_key = [&](auto f) {  // f(i, key) for the entries of the thread's segment, ascending
-    for (int c = seg0; c < seg1; c += 8) {
-      uint32_t k[8];
-      load_keys8(pk, c, seg1, vec, k);
+    chunks(false, [&](int c, const uint32_t (&k)[8]) {
 #pragma unroll
-      for (int e = 0; e < 8 && c + e < seg1; ++e) f(c + e, int(k[e]));
-    }
+      for (int e = 0; e < 8; ++e)
+        if (seg0 + c + e < seg1) f(seg0 + c + e, int(k[e]));
+    });
   };
   int above = 0, eq = 0;
   each_key([&](int b, int key) {
@@ -732,18 +803,31 @@ void select_blocks(const SelectArgs& a, Stream s) {
   while (rows > 0 && layout(rows, n2, nb, a.H, a.G).total > a.workspace_bytes) --rows;
   ARG_CHECK(rows >= 1, op, "the workspace holds not even one query: size it with select_blocks_workspace");
   const Layout L = layout(rows, n2, nb, a.H, a.G);
-  // calls of <= 2 queries (decode) may spread each query over 4x the CTAs, one 128-key tile each (runner_plan.hpp
-  // sizes their partials), where those 4x still fit one CTA an SM: a 64K-key decode step's 4 LSE and 18 score CTAs
-  // become 16 and 72 (select_blocks.decode 34.1 -> 25.7 us on the H200). Past that the coarse grid is faster (at 1M
-  // keys: 49.6 us coarse, 52.7 fine throughout): a fine CTA pays the same fixed latencies (queries, then keys, from
-  // memory) for a quarter of the work. Decided by the call's T, not the sub-chunk's size, so that a smaller
-  // workspace never changes a query's grids or engine, hence its bits (a layout of <= 2 rows holds coarse splits too).
+  // calls of <= 2 queries (decode) may spread each query over up to 4x the CTAs, down to one 128-key tile each
+  // (runner_plan.hpp sizes their partials), where those CTAs still fit one wave: a 64K-key decode step's 4 LSE and
+  // 18 score CTAs become 16 and 68 (select_blocks.decode 34.1 -> 25.7 us on the H200), a 1M-key step's 64 LSE CTAs
+  // 256. Past one wave the coarser grid is faster (at 1M keys: 49.6 us coarse, 52.7 fine throughout): a fine CTA pays
+  // the same fixed latencies (queries, then keys, from memory) for less work. Decided by the call's T, not the
+  // sub-chunk's size, so that a smaller workspace never changes a query's grids or engine, hence its bits (a layout
+  // of <= 2 rows holds coarse splits too).
   const bool few = a.T <= kSelectFineRows;
   const bool wg = a.engine == SelectArgs::Engine::wgmma || (a.engine == SelectArgs::Engine::automatic && !few && wgmma_available());
   ARG_CHECK(!wg || wgmma_available(), op, "engine wgmma needs an sm_90a build on a compute capability 9.0 GPU");
-  const auto fine = [&](int64_t coarse_ctas) {
+  // automatic: the finest grid whose CTAs are all resident at once (kSelectCtasPerSm an SM, as the launch bounds and
+  // shared memory allow), since past one wave a finer CTA pays the same fixed latencies for less work
+  const auto resident = [&](int64_t ctas_per_group) { return ctas_per_group * a.G <= kSelectCtasPerSm * sm_count(); };
+  const auto fine = [&](int64_t fine_ctas) {
     if (!few || a.geometry == SelectArgs::Geometry::coarse) return false;
-    return a.geometry == SelectArgs::Geometry::fine || 4 * coarse_ctas * a.G <= sm_count();
+    return a.geometry == SelectArgs::Geometry::fine || resident(fine_ctas);
+  };
+  // K2 windows a decode LSE CTA takes: 128, 256 or 512 (one, two or four tiles), the finest that fits one wave (1M
+  // keys: 128, 256 CTAs; 2M: 256), where one fixed 512 took 15 us a layer at 1M on 64 CTAs, four tiles each in turn
+  const auto lse_split = [&](int64_t n2c) {
+    if (!few || a.geometry == SelectArgs::Geometry::coarse) return kSelectSplit;
+    if (a.geometry == SelectArgs::Geometry::fine) return kSelectSplitFine;
+    for (int w = kSelectSplitFine; w < kSelectSplit; w *= 2)
+      if (resident((n2c + w - 1) / w)) return w;
+    return kSelectSplit;
   };
   auto* base = static_cast<unsigned char*>(a.workspace);
   auto* part = reinterpret_cast<float2*>(base + L.part);
@@ -764,7 +848,7 @@ void select_blocks(const SelectArgs& a, Stream s) {
     };
     // scores matter only where some query chooses among its blocks (or the scores are asked for)
     if (nbc > a.k_sel || a.scores) {
-      const int split_w = fine((n2c + kSelectSplit - 1) / kSelectSplit) ? kSelectSplitFine : kSelectSplit;
+      const int split_w = lse_split(n2c);
       if (n2c > 0) {
         const dim3 grid(qtiles, unsigned((n2c + split_w - 1) / split_w), unsigned(a.G));
         CUDA_CHECK(wg ? launch_lse_partial_wg(ch, k2, a.k2_cap, n2c, kernel2, stride2, split_w, L.nsplit, part, s)
@@ -772,19 +856,23 @@ void select_blocks(const SelectArgs& a, Stream s) {
                                    stride2, split_w, L.nsplit, part),
                    [&] { return at(wg ? "lse_partial_wg" : "lse_partial"); });
       }
-      CUDA_CHECK(launch_pdl(lse_combine_kernel, unsigned((nq * a.H + kCombineRows - 1) / kCombineRows),
-                            kCombineRows * 32, 0, s, ch, kernel2, stride2, split_w, L.nsplit, part, lse),
-                 [&] { return at("lse_combine"); });
       // the wgmma kernel reads whole K1 tiles: with no window yet (scores asked for at the first keys) the
       // mma.sync kernel writes the zero scores
       const bool wg_score = wg && n1c > 0;
+      // decode's score kernel combines the partials itself (a tile of <= 2 queries: few), after lse_partial
+      const bool fused = few && !wg_score && n2c > 0;
+      if (!fused)
+        CUDA_CHECK(launch_pdl(lse_combine_kernel, unsigned((nq * a.H + kCombineRows - 1) / kCombineRows),
+                              kCombineRows * 32, 0, s, ch, kernel2, stride2, split_w, L.nsplit, part, lse),
+                   [&] { return at("lse_combine"); });
+      const LseSource src{fused ? nullptr : lse, part, kernel2, stride2, split_w, L.nsplit};
       const int pool_blocks =
-          fine((nbc + kPoolBlocks - 1) / kPoolBlocks) ? kPoolBlocksFine : wg_score ? kWgPoolBlocks : kPoolBlocks;
+          fine((nbc + kPoolBlocksFine - 1) / kPoolBlocksFine) ? kPoolBlocksFine : wg_score ? kWgPoolBlocks : kPoolBlocks;
       const dim3 grid(qtiles, unsigned((nbc + pool_blocks - 1) / pool_blocks), unsigned(a.G));
       CUDA_CHECK(wg_score ? launch_score_pool_wg(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, pool_blocks, lse,
                                                  pooled, L.nbs, s)
                           : launch_pdl(score_pool_kernel, grid, kThreads, kPoolSmem, s, ch, k1, a.k1_cap, n1c, a.kernel,
-                                       a.stride, a.block, pool_blocks, lse, pooled, L.nbs),
+                                       a.stride, a.block, pool_blocks, src, pooled, L.nbs),
                  [&] { return at(wg_score ? "score_pool_wg" : "score_pool"); });
     }
     const TopkSplit sp{reinterpret_cast<int32_t*>(base + L.cand_ids), reinterpret_cast<uint16_t*>(base + L.cand_keys),

@@ -30,9 +30,10 @@ struct SelectArgs {
   int64_t n_blocks = 0;       // width of `scores` (blocks of the whole sequence)
   void* workspace = nullptr;  // select_blocks_workspace(...) bytes
   size_t workspace_bytes = 0;
-  // How a call of <= 2 queries (decode) spreads its scores over CTAs: 128-window LSE partials and 31-block score
-  // CTAs (fine) where the 512-window / 127-block ones (coarse) would leave SMs idle, per kernel (automatic), or
-  // one of the two throughout (the side-by-side benchmarks and tests). Larger calls are always coarse.
+  // How a call of <= 2 queries (decode) spreads its scores over CTAs: per kernel, the finest grid that fits one
+  // wave (automatic: LSE partials of 128, 256 or 512 windows, score CTAs of 31 or 127 blocks), or the finest (fine:
+  // 128 / 31) or coarsest (coarse: 512 / 127) throughout (the side-by-side benchmarks and tests). Larger calls are
+  // always coarse.
   enum class Geometry { automatic, coarse, fine } geometry = Geometry::automatic;
   // Which kernels score: the Hopper warpgroup-MMA ones (wgmma: select_wgmma.cu) or the mma.sync ones
   // (select_blocks.cu). automatic: wgmma for calls of > 2 queries (prefill) where the build and the GPU have it

@@ -177,6 +177,20 @@ TEST_CASE("dense_attn: matches the float64 reference over every causal key", "[d
   }
 }
 
+// A decode-sized dense call past 64 splits (8192 keys: 2 blocks a split) takes the combine kernel's chunk loop more
+// than once (64 splits a chunk, a running max carried between chunks), which the model's dense decode never reaches.
+TEST_CASE("dense_attn: decode-sized calls over more than 64 splits match the reference", "[dense_attn][gpu]") {
+  const ref::SelectParams sp = test::real_select_params();
+  const uint64_t seed = 5451;
+  const Seq s = make_seq(17000, sp, seed);
+  for (auto [pos0, T] : {std::pair<int64_t, int64_t>{8300, 2}, {16996, 4}}) {
+    INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1);
+    const ref::Mat qs = s.q.middleRows(pos0, T);
+    test::check_gate("sparse/attn/out", ref::dense_attn(qs, pos0, s.K, s.V, sp.hd, sp.tau, ref::f64()),
+                     ref::dense_attn(qs, pos0, s.K, s.V, sp.hd, sp.tau, ref::peer()), gpu_attn(s, pos0, T, sp, {}));
+  }
+}
+
 TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference on sampled rows", "[dense_attn][gpu][large]") {
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 5501;
