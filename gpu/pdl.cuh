@@ -13,11 +13,14 @@ namespace salasim::gpu {
 // runs: it must call pdl_wait() before it reads anything the kernel before it wrote or writes anything an earlier one
 // reads. What no kernel writes (weights, gemv.cu) it may read before, and so what a kernel two or more launches back
 // wrote: that kernel had finished when the one before this passed its own pdl_wait, which it does before the
-// pdl_trigger that let this one start (score_pool's queries and K1, split_kernel's queries). pdl_trigger() is what
-// lets the next kernel be scheduled early. A decode step is ~300 kernels of a few microseconds each, so the launch and ramp of each would otherwise sit
-// between them on the GPU: every kernel of the decode path is launched with launch_pdl and begins
-// `pdl_wait(); pdl_trigger();`, so the next kernel's CTAs are resident and waiting by the time this one ends, and at
-// most one kernel waits ahead (it triggers only once its own predecessor has finished).
+// pdl_trigger that let this one start (score_pool's queries and K1, split_kernel's queries). That holds because every
+// kernel here either is launched with launch_pdl and waits before it triggers, or is an ordinary launch (then the
+// next starts only after it ends); a kernel that triggered before waiting would break it. pdl_trigger() is what
+// lets the next kernel be scheduled early. A decode step is ~200 kernels of a few microseconds each, so the launch
+// and ramp of each would otherwise sit between them on the GPU: every kernel of the decode path is launched with
+// launch_pdl and begins `pdl_wait(); pdl_trigger();` (pdl_begin; split_kernel and score_pool after their early
+// reads, gemv after its first weights), so the next kernel's CTAs are resident and waiting by the time this one
+// ends, and at most one kernel waits ahead (it triggers only once its own predecessor has finished).
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -28,7 +31,7 @@ __device__ __forceinline__ void pdl_trigger() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
-// Both, at the top of a kernel launched with launch_pdl: nothing before them touches memory.
+// Both, at the top of a kernel launched with launch_pdl: before them, only the reads allowed above.
 __device__ __forceinline__ void pdl_begin() {
   pdl_wait();
   pdl_trigger();

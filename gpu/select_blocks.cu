@@ -9,11 +9,12 @@
 //     4 mma. Per head an online max / sum of exp2 over the windows its query sees, merged over the lanes at the
 //     end: one (max, sum) pair per (query, head, split). Sub-chunks of <= 2 queries (decode) give all 8 warps
 //     the same queries and interleave the 16-window tiles instead, merging the warps' pairs in shared memory; calls
-//     of <= 2 queries take 128 or 256 windows a CTA where that grid still fits one wave (select_blocks below): 4
+//     of <= 2 queries take 128, 256 or 512 windows a CTA, the finest that fits one wave (select_blocks below): 4
 //     CTAs at 64K keys took 15 us a layer, tile after tile, and 64 CTAs at 1M keys as long.
 //  2. lse_combine  one warp per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
-//     sees no K2 window (its visible K1 windows then score +inf, as in the reference). Calls of <= 2 queries skip
-//     it: each score_pool CTA combines its own 16 heads' partials (lse_of_row, the same bits).
+//     sees no K2 window (its visible K1 windows then score +inf, as in the reference). Calls of <= 2 queries on the
+//     mma.sync score kernel (decode's) skip it: each score_pool CTA combines its own 16 heads' partials (lse_of_row,
+//     the same bits).
 //  3. score_pool   grid (ceil(nq/16), ceil(nb/127), G), the same tiling over the 509 K1 windows 4 b0 - 1 .. that
 //     cover blocks b0 .. b0+126 (fine geometry: ceil(nb/31) CTAs, the 125 windows of 31 blocks, one tile):
 //     s[window] = sum over the 16 heads of exp2(tau log2(e) q_h.K1 - LSE2_h) (each lane sums its 4 heads, two
@@ -324,7 +325,9 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
     lim[i] = int(std::min<int64_t>(std::max<int64_t>(n1v - w_begin, 0), n_tiles * kKeyTile));
   }
   float lse_r[2][4];
-  __shared__ float lse_s[2][kRows];  // the partials' combine: queries 0, 1 of a tile of <= 2
+  // the partials' combine: queries 0, 1 of a tile of <= 2 (select_blocks passes no lse only when the call has <= 2
+  // queries, so nq_tile <= 2 and role.q0 == 0 here)
+  __shared__ float lse_s[2][kRows];
   const auto get_lse = [&] {
     pdl_begin();
     if (!src.lse) {
@@ -807,9 +810,11 @@ void select_blocks(const SelectArgs& a, Stream s) {
   // (runner_plan.hpp sizes their partials), where those CTAs still fit one wave: a 64K-key decode step's 4 LSE and
   // 18 score CTAs become 16 and 68 (select_blocks.decode 34.1 -> 25.7 us on the H200), a 1M-key step's 64 LSE CTAs
   // 256. Past one wave the coarser grid is faster (at 1M keys: 49.6 us coarse, 52.7 fine throughout): a fine CTA pays
-  // the same fixed latencies (queries, then keys, from memory) for less work. Decided by the call's T, not the
-  // sub-chunk's size, so that a smaller workspace never changes a query's grids or engine, hence its bits (a layout
-  // of <= 2 rows holds coarse splits too).
+  // the same fixed latencies (queries, then keys, from memory) for less work. Whether the finer grids may be taken
+  // is decided by the call's T, not the sub-chunk's size, so that a smaller workspace never changes a prefill
+  // query's grids or engine, hence its bits (a layout of <= 2 rows holds coarse splits too). Which finer grid a call
+  // of 2 queries takes follows its sub-chunk's keys: split into 1-query sub-chunks (a workspace of one query), the
+  // first query may take another LSE split width, so other fp32 sums, than in one sub-chunk of 2.
   const bool few = a.T <= kSelectFineRows;
   const bool wg = a.engine == SelectArgs::Engine::wgmma || (a.engine == SelectArgs::Engine::automatic && !few && wgmma_available());
   ARG_CHECK(!wg || wgmma_available(), op, "engine wgmma needs an sm_90a build on a compute capability 9.0 GPU");

@@ -25,7 +25,8 @@ struct AttnArgs {
   // Calls of T <= kAttnSplitMaxT queries (decode) split each query's blocks over many CTAs and combine the
   // partial softmaxes (flash-decoding); they need sparse_attn_workspace_bytes(T, G, k_sel, kv_len) bytes here.
   // Such a call reads q before it waits for the kernel before it on the stream (gpu/pdl.cuh): q must have been
-  // written before that kernel (the runner's projection is; kv_append and the selection run in between).
+  // written before that kernel (the runner's projection is: kv_append, then the selection (sparse) or kv_append
+  // and any compress_k (dense), run in between).
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
 };
