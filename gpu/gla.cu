@@ -4,7 +4,7 @@
 // Chunked form (§3.1; chunk C = 64, token j of a chunk of L tokens, lambda = exp(gamma), S_c entering chunk c):
 //   o_j     = tau (lambda^(j+1) q_j S_c + sum_{i<=j} lambda^(j-i) (q_j . k_i) v_i)
 //   S_{c+1} = lambda^L S_c + sum_i lambda^(L-1-i) k_i^T v_i
-// A call of T tokens runs in segments of gla_segment_chunks(T) chunks (model/runner_plan.cpp), three launches:
+// A call of T tokens runs in segments of gla_segment_chunks(T) chunks (gpu/launch_geometry.hpp), three launches:
 //   segment_state grid (segments, H), 8 warps: each segment's own decayed sum W_seg (entering state zero), the
 //                 state update below with a 3-term split, so W_seg is as exact as fp32 accumulation allows
 //   scan          grid (H, hd*hd/256): S_seg entering each segment (fp32, in place of W_seg), and the call's final S
@@ -28,7 +28,7 @@
 #include "gpu/gla.hpp"
 #include "gpu/kernels.cuh"
 #include "gpu/mma.cuh"
-#include "model/runner_plan.hpp"
+#include "gpu/launch_geometry.hpp"
 
 namespace salasim::gpu {
 

@@ -50,7 +50,7 @@
 #include "gpu/select_blocks.hpp"
 #include "gpu/select_chunk.cuh"
 #include "gpu/select_topk.hpp"
-#include "model/runner_plan.hpp"
+#include "gpu/launch_geometry.hpp"
 #include "model/windows.hpp"
 
 namespace salasim::gpu {
@@ -163,7 +163,7 @@ __device__ void tile_logits(float (&acc)[2][2][4], const uint32_t (&qf)[2][8][4]
 
 // k2: [G, k2_cap, hd]; n2c: K2 windows that exist for the sub-chunk's last query.
 // part: [nq, H, nsplit] (max, sum) of exp2 over this CTA's split of the windows the query sees, log2 units.
-__global__ void __launch_bounds__(kThreads, 2) lse_partial_kernel(Chunk ch, const bf16* __restrict__ k2, int64_t k2_cap,
+__global__ void __launch_bounds__(kThreads, kSelectCtasPerSm) lse_partial_kernel(Chunk ch, const bf16* __restrict__ k2, int64_t k2_cap,
                                                                   int64_t n2c, int kernel2, int stride2, int split_w,
                                                                   int64_t nsplit, float2* __restrict__ part) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
@@ -299,7 +299,7 @@ struct LseSource {
 
 // k1: [G, k1_cap, hd]; n1c: K1 windows that exist for the sub-chunk's last query; lse (log2 units): see LseSource;
 // pooled: [nq, G, nbs] 16-bit keys of blocks b0 .. b0 + 126 (those <= the query's block). kPoolSmem dynamic smem.
-__global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const bf16* __restrict__ k1, int64_t k1_cap,
+__global__ void __launch_bounds__(kThreads, kSelectCtasPerSm) score_pool_kernel(Chunk ch, const bf16* __restrict__ k1, int64_t k1_cap,
                                                                  int64_t n1c, int kernel, int stride, int block,
                                                                  int pool_blocks, LseSource src,
                                                                  uint16_t* __restrict__ pooled, int64_t nbs) {
@@ -390,7 +390,6 @@ __global__ void __launch_bounds__(kThreads, 2) score_pool_kernel(Chunk ch, const
 // scan (the chunked loops of a CTA-wide stride they replace cost two scans per 256 keys: 101 us at nb = 16K).
 constexpr int kTopkMaxThreads = 1024, kTopkMaxWarps = kTopkMaxThreads / 32;
 constexpr int kTopkMinThreads = 128;
-constexpr int kTopkCacheKeys = 16;  // keys a thread keeps in registers across select_top's passes (topk_threads' few-CTA share)
 constexpr int64_t kTopkManyCtas = 256;  // a grid of this many CTAs or more fills an H200 (132 SMs) with small CTAs
 
 // Keys b0 .. b0 + 7 of pk (b0 a multiple of 8), 0 from nb on: one 16-byte load where the 8 exist and pk is aligned.
@@ -503,38 +502,15 @@ __device__ int select_top(const uint16_t* __restrict__ pk, int n, int take, int 
   const int warp0 = int(threadIdx.x / 32) * 32 * S;  // the warp's first key: loops bounded by it stay warp-uniform
   const bool vec = reinterpret_cast<uintptr_t>(pk) % 16 == 0;
 
-  // A segment of at most kTopkCacheKeys keys (decode's CTAs: 16 a thread) is loaded once into registers, not once a
-  // pass (four passes: two histograms, the count, the emit).
-  const bool cached = S <= kTopkCacheKeys;
-  uint32_t kc[kTopkCacheKeys];
-  if (cached) {
-#pragma unroll
-    for (int c = 0; c < kTopkCacheKeys; c += 8) {
-      uint32_t k[8] = {};
-      if (c < S) load_keys8(pk, seg0 + c, n, vec, k);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) kc[c + e] = k[e];
-    }
-  }
   // f(c, k) for the thread's chunks of 8 keys c = 0, 8, .. < S (k: keys seg0 + c ..., 0 from n on); uniform: stop
-  // only where the whole warp is past n (the histograms' warp collectives), else at the segment's end
+  // only where the whole warp is past n (the histograms' warp collectives), else at the segment's end. (Keeping a
+  // decode CTA's 16 keys a thread in registers across the four passes, not reloading them from L1, measured no faster.)
   auto chunks = [&](bool uniform, auto f) {
     const int c_end = uniform ? std::min(S, n - warp0) : seg1 - seg0;
-    if (cached) {
-#pragma unroll
-      for (int c = 0; c < kTopkCacheKeys; c += 8) {
-        if (c >= c_end) break;
-        uint32_t k[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) k[e] = kc[c + e];
-        f(c, k);
-      }
-    } else {
-      for (int c = 0; c < c_end; c += 8) {
-        uint32_t k[8];
-        load_keys8(pk, seg0 + c, n, vec, k);
-        f(c, k);
-      }
+    for (int c = 0; c < c_end; c += 8) {
+      uint32_t k[8];
+      load_keys8(pk, seg0 + c, n, vec, k);
+      f(c, k);
     }
   };
 
@@ -732,7 +708,7 @@ cudaError_t launch_topk(const Chunk& ch, const SelectRule& rule, int64_t nbc, co
                     scores, n_blocks);
 }
 
-// The workspace carve-up is model/runner_plan.hpp's, which the runner's memory plan uses too.
+// The workspace carve-up is gpu/launch_geometry.hpp's, which the runner's memory plan uses too.
 using Layout = SelectLayout;
 Layout layout(int64_t rows, int64_t n2, int64_t nb, int H, int G) { return select_layout(rows, n2, nb, H, G); }
 
@@ -807,7 +783,7 @@ void select_blocks(const SelectArgs& a, Stream s) {
   ARG_CHECK(rows >= 1, op, "the workspace holds not even one query: size it with select_blocks_workspace");
   const Layout L = layout(rows, n2, nb, a.H, a.G);
   // calls of <= 2 queries (decode) may spread each query over up to 4x the CTAs, down to one 128-key tile each
-  // (runner_plan.hpp sizes their partials), where those CTAs still fit one wave: a 64K-key decode step's 4 LSE and
+  // (launch_geometry.hpp sizes their partials), where those CTAs still fit one wave: a 64K-key decode step's 4 LSE and
   // 18 score CTAs become 16 and 68 (select_blocks.decode 34.1 -> 25.7 us on the H200), a 1M-key step's 64 LSE CTAs
   // 256. Past one wave the coarser grid is faster (at 1M keys: 49.6 us coarse, 52.7 fine throughout): a fine CTA pays
   // the same fixed latencies (queries, then keys, from memory) for less work. Whether the finer grids may be taken
@@ -819,19 +795,17 @@ void select_blocks(const SelectArgs& a, Stream s) {
   const bool wg = a.engine == SelectArgs::Engine::wgmma || (a.engine == SelectArgs::Engine::automatic && !few && wgmma_available());
   ARG_CHECK(!wg || wgmma_available(), op, "engine wgmma needs an sm_90a build on a compute capability 9.0 GPU");
   // automatic: the finest grid whose CTAs are all resident at once (kSelectCtasPerSm an SM, as the launch bounds and
-  // shared memory allow), since past one wave a finer CTA pays the same fixed latencies for less work
-  const auto resident = [&](int64_t ctas_per_group) { return ctas_per_group * a.G <= kSelectCtasPerSm * sm_count(); };
-  const auto fine = [&](int64_t fine_ctas) {
+  // shared memory allow), since past one wave a finer CTA pays the same fixed latencies for less work: whether a
+  // finer grid of ctas_per_group CTAs a kv group is taken
+  const auto fine = [&](int64_t ctas_per_group) {
     if (!few || a.geometry == SelectArgs::Geometry::coarse) return false;
-    return a.geometry == SelectArgs::Geometry::fine || resident(fine_ctas);
+    return a.geometry == SelectArgs::Geometry::fine || ctas_per_group * a.G <= kSelectCtasPerSm * sm_count();
   };
   // K2 windows a decode LSE CTA takes: 128, 256 or 512 (one, two or four tiles), the finest that fits one wave (1M
   // keys: 128, 256 CTAs; 2M: 256), where one fixed 512 took 15 us a layer at 1M on 64 CTAs, four tiles each in turn
   const auto lse_split = [&](int64_t n2c) {
-    if (!few || a.geometry == SelectArgs::Geometry::coarse) return kSelectSplit;
-    if (a.geometry == SelectArgs::Geometry::fine) return kSelectSplitFine;
     for (int w = kSelectSplitFine; w < kSelectSplit; w *= 2)
-      if (resident((n2c + w - 1) / w)) return w;
+      if (fine((n2c + w - 1) / w)) return w;
     return kSelectSplit;
   };
   auto* base = static_cast<unsigned char*>(a.workspace);

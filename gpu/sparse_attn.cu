@@ -29,7 +29,7 @@
 #include "gpu/pdl.cuh"
 #include "gpu/mma.cuh"
 #include "gpu/sparse_attn.hpp"
-#include "model/runner_plan.hpp"
+#include "gpu/launch_geometry.hpp"
 
 namespace salasim::gpu {
 

@@ -2,7 +2,7 @@
 // 64-token blocks (docs/spec.md §4.5); bf16 in, bf16 out. dense_attn is the same kernels with every causal block.
 #pragma once
 #include "gpu/common.hpp"
-#include "model/runner_plan.hpp"
+#include "gpu/launch_geometry.hpp"
 
 namespace salasim::gpu {
 

@@ -14,8 +14,6 @@ namespace salasim::reports {
 namespace {
 
 constexpr int64_t kBf16 = 2, kF32 = 4, kI32 = 4;
-// cuBLAS's recommended workspace on Hopper is 32 MiB (cublasSetWorkspace documentation); a fixed term.
-constexpr int64_t kCublasWorkspace = int64_t(32) << 20;
 
 // Rows shared by both model kinds: the residual stream, the normed input, the branch output and the logits.
 void add_common(std::vector<WorkspaceTerm>& t, int64_t C, int64_t D, int64_t V) {
@@ -27,7 +25,8 @@ void add_common(std::vector<WorkspaceTerm>& t, int64_t C, int64_t D, int64_t V) 
                "o_proj / down_proj result before the scaled residual add"});
   t.push_back({"logits", fmt::format("[1, V={}] fp32", V), "all", V * kF32,
                "lm_head output of the last prompt token only"});
-  t.push_back({"cublas_workspace", "32 MiB", "all", kCublasWorkspace, "cuBLAS GEMM workspace (fixed)"});
+  // cuBLAS's recommended workspace on Hopper is 32 MiB (cublasSetWorkspace documentation); a fixed term
+  t.push_back({"cublas_workspace", "32 MiB", "all", int64_t(kCublasWorkspace), "cuBLAS GEMM workspace (fixed)"});
 }
 
 void add_mlp(std::vector<WorkspaceTerm>& t, int64_t C, int64_t I) {
