@@ -20,7 +20,7 @@ int guarded(F&& f) {
     return 1;
   }
 }
-salasim::gpu::Stream as_stream(void* s) { return static_cast<salasim::gpu::Stream>(s); }
+salasim::gpu::Stream as_stream(void* s) { return salasim::gpu::Stream(static_cast<CUstream_st*>(s)); }
 }  // namespace
 
 extern "C" {

@@ -613,10 +613,8 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
       s->blas = std::make_unique<gpu::Blas>(st);
       s->stream = st;
     }
-    const bool was = gpu::gemv_custom();
-    gpu::set_gemv(!cublas);
-    gpu::linear(*s->blas, s->x.get(), in, s->W.get(), T, in, out, s->y.get(), out);
-    gpu::set_gemv(was);
+    gpu::linear(*s->blas, s->x.get(), in, s->W.get(), T, in, out, s->y.get(), out, 1.0f,
+                cublas ? gpu::Gemv::cublas : gpu::Gemv::custom);
   };
   oc.check = [s, rx, rW, rz, rn, T, in, out, n_y, act, gated, eps, tol, run = oc.run] {
     gpu::fill_bytes(s->y.get(), 0xff, s->y.size() * 2);

@@ -113,9 +113,10 @@ struct Args {
   double time_limit = 0;  // seconds; 0 = none
   bool extrapolate = false;
   int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
-  std::string gemv;          // "custom", "rows" or "cublas" for the single-token GEMMs; empty: the library's default
-  std::string pdl;           // "on" or "off": programmatic dependent launch; empty: the library's default (on)
-  std::string fuse;          // "on", "off" or a list of residual, gate, rope (parse_fuse); empty: the default (on)
+  std::string gemv = "custom";  // "custom" or "cublas" for the single-token GEMMs (RunnerOptions::gemv)
+  std::string pdl = "on";    // "on" or "off": programmatic dependent launch (RunnerOptions::pdl)
+  std::string fuse = "on";   // "on", "off" or a list of residual, gate, rope (fusion_of; RunnerOptions::fusion)
+  std::string ahead = "on";  // decode steps enqueued one ahead, the token picked on the device (model/generate.hpp)
   int64_t prompt_seed = -1;  // the prompt's random tokens; -1: --seed
   std::string dump_taps;     // tap dump of the chosen taps and rows
   std::string taps;          // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
@@ -206,6 +207,9 @@ int run(const Args& a) {
   o.chunk = a.chunk;
   o.profile = true;
   o.taps = dump && dump->scores;  // the pooled block scores' buffers
+  o.gemv = a.gemv == "cublas" ? gpu::Gemv::cublas : gpu::Gemv::custom;
+  o.pdl = a.pdl == "on";
+  o.fusion = fusion_of(a.fuse);
   if (a.plan_only) {
     fmt::print("memory plan for context {} + {} decode, chunk {}:\n{}", N, a.decode, a.chunk, gpu::plan_memory(c, o).table());
     if (dump)
@@ -217,12 +221,6 @@ int run(const Args& a) {
   if (!gpu::available(&why)) fail("salasim run needs a GPU: {}", why);
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
-  if (!a.gemv.empty()) {
-    gpu::set_gemv(a.gemv != "cublas");
-    gpu::set_gemv_split(a.gemv != "rows");
-  }
-  if (!a.pdl.empty()) gpu::set_pdl(a.pdl == "on");
-  if (!a.fuse.empty()) gpu::set_decode_fusion(fusion_of(a.fuse));
   gpu::Runner r(c, w, o);
   const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
   const std::vector<int32_t> prompt = random_tokens(a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed, N, c.vocab_size);
@@ -238,6 +236,7 @@ int run(const Args& a) {
   GenerateOptions go;
   go.max_new = int64_t(a.decode) + 1;
   go.piece = a.chunk;
+  go.ahead = a.ahead == "on";
   go.on_prefill = [&](int64_t done, int64_t total) {
     const double el = std::chrono::duration<double>(clock::now() - t_prefill).count();
     if (done >= next_report || done == total) {
@@ -323,9 +322,11 @@ int run(const Args& a) {
   const double ttft = gen.prefill_s;
   // Decode steps are timed without the per-op CUDA events (they cost host time on every op); the last quarter of
   // them (at most 8) run profiled for the per-class split, whose sum is a step's GPU time: the rest of a step's
-  // wall time is host and launch overhead. token_s[i] is the decode step that produced token i.
+  // wall time is host and launch overhead. token_s[i] is the decode step that produced token i. The token just
+  // before the first profiled step is left out too: with steps enqueued ahead (--ahead on), that step's enqueue
+  // waits for its events (Runner flush_profile), so the token awaited across it arrives a step late.
   std::vector<double> step_ms;
-  for (int i = 1; i <= a.decode - profiled && i < int(gen.token_s.size()); ++i) step_ms.push_back(gen.token_s[size_t(i)] * 1e3);
+  for (int i = 1; i < a.decode - profiled && i < int(gen.token_s.size()); ++i) step_ms.push_back(gen.token_s[size_t(i)] * 1e3);
   gpu::PhaseTimes dph;  // the profiled decode steps' GPU time per class, ms per token
   {
     const gpu::PhaseTimes all = r.times();
@@ -369,9 +370,10 @@ int run(const Args& a) {
                         {"ttft_s", ttft},
                         {"decode_ms_per_token", median},
                         {"decode_host_enqueue_ms", enqueue_ms},
-                        {"decode_gemv", !gpu::gemv_custom() ? "cublas" : gpu::gemv_split() ? "custom" : "rows"},
-                        {"pdl", gpu::pdl_enabled() ? "on" : "off"},
-                        {"decode_fusion", fusion_name(gpu::decode_fusion())},
+                        {"decode_gemv", a.gemv},
+                        {"pdl", a.pdl},
+                        {"decode_fusion", fusion_name(o.fusion)},
+                        {"decode_ahead", dump ? "off" : a.ahead},
                         {"peak_vram_bytes", peak},
                         {"planner_peak_bytes", r.plan().total},
                         {"weights_load_s", load_s},
@@ -453,16 +455,24 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
               "the released config)");
   c->add_flag("--json", a->json, "machine-readable output (the reports/measured/<hw>/*.json record format)");
   c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
-  c->add_option("--gemv", a->gemv, "single-token GEMMs of decode: custom (gpu/gemv.cu, rows split over warps), rows "
-                                    "(the same kernel, whole rows a warp) or cublas; default: custom (docs/performance.md)")
-      ->check(CLI::IsMember({"custom", "rows", "cublas"}));
-  c->add_option("--pdl", a->pdl, "programmatic dependent launch of every kernel (gpu/pdl.cuh): on (default) or "
-                                  "off, to measure what the overlap of launches buys; results are the same bits")
+  c->add_option("--gemv", a->gemv, "single-token GEMMs of decode: custom (gpu/gemv.cu) or cublas, to measure the "
+                                    "two side by side (docs/performance.md)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"custom", "cublas"}));
+  c->add_option("--pdl", a->pdl, "programmatic dependent launch of every kernel (gpu/pdl.cuh): on or off, to "
+                                  "measure what the overlap of launches buys; results are the same bits")
+      ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
-  c->add_option("--fuse", a->fuse, "the decode step's kernel fusions (docs/cuda.md): on (default: all), off, or a "
-                                    "comma list of residual (inside the GEMV that reads its norm), gate (inside the "
-                                    "output projection's GEMV), rope (inside the recurrent GLA); results are the same bits")
+  c->add_option("--fuse", a->fuse, "the decode step's kernel fusions (docs/cuda.md): on (all), off, or a comma list "
+                                    "of residual (inside the GEMV that reads its norm), gate (inside the output "
+                                    "projection's GEMV), rope (inside the recurrent GLA); results are the same bits")
+      ->capture_default_str()
       ->check([](const std::string& v) { return fusion_error(v); });
+  c->add_option("--ahead", a->ahead, "decode steps enqueued one ahead of the token awaited, each picking its token on "
+                                      "the device (model/generate.hpp): on (default) or off, each step then waiting "
+                                      "for its logits on the host; --dump-taps runs off; the tokens are the same")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   c->add_option("--profiler-steps", a->profiler_steps,
                 "bracket the first N decode steps with cudaProfilerStart/Stop, for ncu --profile-from-start off "
                 "(they must not be the event-profiled last quarter: N <= 3/4 of --decode)")

@@ -18,15 +18,6 @@ void cublas_fail(cublasStatus_t s, const char* call, const std::string& op, cons
                                 cublasGetStatusString(s), call, file, line));
 }
 
-namespace {
-bool pdl_on = true;
-DecodeFusion fusion;
-}  // namespace
-void set_pdl(bool on) { pdl_on = on; }
-bool pdl_enabled() { return pdl_on; }
-void set_decode_fusion(DecodeFusion f) { fusion = f; }
-DecodeFusion decode_fusion() { return fusion; }
-
 std::string op_desc(const char* op, std::initializer_list<std::pair<const char*, int64_t>> dims) {
   std::string s = std::string(op) + "(";
   bool first = true;

@@ -11,27 +11,25 @@ struct CUstream_st;  // what cudaStream_t points to, so this header needs no CUD
 namespace salasim::gpu {
 
 using bf16_t = uint16_t;
-using Stream = CUstream_st*;  // == cudaStream_t; nullptr is the default stream
+
+// A CUDA stream and how kernels are launched on it. pdl: programmatic dependent launch (gpu/pdl.cuh launch_pdl): a
+// kernel may be scheduled while the one before it on the stream still runs. Off, every kernel waits for the one
+// before it to end before it is even scheduled: the same results bit for bit, for measuring what the overlap buys
+// (`salasim run --pdl off`, RunnerOptions::pdl). The stream converts to cudaStream_t; nullptr is the default stream,
+// with PDL on.
+struct Stream {
+  CUstream_st* handle = nullptr;  // == cudaStream_t
+  bool pdl = true;
+  Stream() = default;
+  Stream(std::nullptr_t) {}
+  Stream(CUstream_st* h, bool pdl_on = true) : handle(h), pdl(pdl_on) {}
+  operator CUstream_st*() const { return handle; }
+};
 
 // True when a CUDA device can be used; otherwise `why` says what is missing (no driver, no device, ...).
 bool available(std::string* why = nullptr);
 std::string device_name();
 void synchronize();
-// Whether kernels are launched with programmatic dependent launch (gpu/pdl.cuh launch_pdl; on by default).
-// Off, every kernel waits for the one before it to end before it is even scheduled: the same results bit for bit,
-// for measuring what the overlap buys (`salasim run --pdl off`).
-void set_pdl(bool on);
-bool pdl_enabled();
-// Which kernel fusions a decode step without taps takes (gpu/runner.cpp; all by default): the residual and the next
-// norm inside the GEMV that reads the norm (gemv_residual); each mixer's gate inside its output projection's GEMV
-// (gemv_gate); the qk-norm and RoPE inside the recurrent GLA kernel (gla_recurrent_rope). Each gives the same bits;
-// the choice exists to measure what each buys (`salasim run --fuse on|off|residual,gate,rope`). Taps and T > 1
-// always take the separate kernels.
-struct DecodeFusion {
-  bool residual = true, gate = true, rope = true;
-};
-void set_decode_fusion(DecodeFusion f);
-DecodeFusion decode_fusion();
 // Free and total device memory in bytes.
 void mem_info(size_t* free_bytes, size_t* total_bytes);
 

@@ -8,7 +8,7 @@
 // gemv_mlp_act: the gate|up projection with mlp_act in its epilogue: a warp's two rows are gate row c and up row
 // I + c, so it writes act[c] = bf16(silu(g) * u) from the bf16-rounded g and u, the bits of gemv then mlp_act, one
 // launch and no gu round trip fewer per layer.
-// cuBLAS stays available (linear.hpp: set_gemv) so the two are measured side by side (bench/op_cases: gemv.*).
+// cuBLAS stays available (linear.hpp: Gemv::cublas) so the two are measured side by side (bench/op_cases: gemv.*).
 #include "gpu/check.cuh"
 #include "gpu/kernels.cuh"
 #include "gpu/linear.hpp"
@@ -300,10 +300,9 @@ __global__ void __launch_bounds__(kWarps * 32, 4) gemv_kernel(const uint16_t* __
   }
 }
 
-// Warps a row is split over: one batch of loads a warp up to 4096-wide rows, two for the 16384-wide down projection;
-// set_gemv_split(false): whole rows a warp up to 8192 wide, quarter rows past it (for the side-by-side measurement).
-bool split_rows = true;
-int split_of(int in) { return split_rows ? (in > 8192 ? 8 : 4) : (in > 8192 ? 4 : 1); }
+// Warps a row is split over: one batch of loads a warp up to 4096-wide rows, two for the 16384-wide down projection
+// (whole rows a warp measured slower: 5.91-5.97 against 5.82-5.85 ms a 64K decode step, docs/performance.md).
+int split_of(int in) { return in > 8192 ? 8 : 4; }
 
 // Res: CTAs resident at once (the occupancy the launch bounds give, times the SMs), each taking items in turn.
 template <int S, bool Act, int R>
@@ -337,11 +336,8 @@ cudaError_t launch_gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_
   const auto* xx = reinterpret_cast<const uint16_t*>(x);
   auto* yy = reinterpret_cast<uint16_t*>(y);
   // Programmatic stream serialization (pdl.cuh launch_pdl): the kernel waits before it touches x or y.
-  switch (split_of(in)) {
-    case 8: return launch_kernel<8, Act, R>(grid_1d(pairs, kWarps / 8), w, xx, in, out, alpha, yy, res, s);
-    case 4: return launch_kernel<4, Act, R>(grid_1d(pairs, kWarps / 4), w, xx, in, out, alpha, yy, res, s);
-    default: return launch_kernel<1, Act, R>(grid_1d(pairs, kWarps), w, xx, in, out, alpha, yy, res, s);
-  }
+  if (split_of(in) == 8) return launch_kernel<8, Act, R>(grid_1d(pairs, kWarps / 8), w, xx, in, out, alpha, yy, res, s);
+  return launch_kernel<4, Act, R>(grid_1d(pairs, kWarps / 4), w, xx, in, out, alpha, yy, res, s);
 }
 
 PrologueArgs raw(const GemvResidual& r) {
@@ -361,9 +357,6 @@ PrologueArgs raw(const GemvGate& g) {
 bool overlap(const bf16_t* p, const bf16_t* q, int n) { return p && q && p < q + n && q < p + n; }
 
 }  // namespace
-
-void set_gemv_split(bool split) { split_rows = split; }
-bool gemv_split() { return split_rows; }
 
 bool gemv_supported(const bf16_t* x, const bf16_t* W, int in) {
   return in % 8 == 0 && vec8_ok(x, in, in) && vec8_ok(W, in, in);

@@ -19,19 +19,10 @@ Blas::~Blas() {
   if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
 }
 
-namespace {
-// The custom GEMV by default: alone it beats cuBLAS on every decode shape (bench/RESULTS.md), and it alone can start
-// under the kernel before it (programmatic dependent launch, gemv.cu), which cuBLAS's kernels do not.
-bool use_gemv = true;
-}  // namespace
-
-void set_gemv(bool custom) { use_gemv = custom; }
-bool gemv_custom() { return use_gemv; }
-
 void linear(const Blas& b, const bf16_t* x, int64_t ldx, const bf16_t* W, int64_t T, int in, int out, bf16_t* y,
-            int64_t ldy, float alpha) {
+            int64_t ldy, float alpha, Gemv path) {
   if (T == 0) return;
-  if (T == 1 && use_gemv && gemv_supported(x, W, in)) return gemv(W, x, in, out, y, alpha, b.stream());
+  if (T == 1 && path == Gemv::custom && gemv_supported(x, W, in)) return gemv(W, x, in, out, y, alpha, b.stream());
   const float beta = 0.0f;
   CUBLAS_CHECK(cublasGemmEx(static_cast<cublasHandle_t>(b.handle()), CUBLAS_OP_T, CUBLAS_OP_N, out, int(T), in, &alpha,
                             W, CUDA_R_16BF, in, x, CUDA_R_16BF, int(ldx), &beta, y, CUDA_R_16BF, int(ldy),

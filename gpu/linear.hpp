@@ -23,10 +23,15 @@ class Blas {
   Buffer<uint8_t> workspace_;
 };
 
+// Which path a single token's GEMM takes: the custom gemv below (the default: alone it beats cuBLAS on every decode
+// shape, bench/RESULTS.md, and it alone can start under the kernel before it, gpu/pdl.cuh), or cuBLAS, kept to
+// measure the two side by side (`salasim run --gemv cublas`, the op cases gemv.*.cublas).
+enum class Gemv { custom, cublas };
+
 // x: [T, in] (row stride ldx); W: [out, in]; y: [T, out] (row stride ldy); y = alpha * x W^T. A single token
-// (T = 1, decode) takes the custom gemv below, or cuBLAS after set_gemv(false).
+// (T = 1, decode) takes the path `path` names (where the custom gemv supports the operands), more tokens cuBLAS.
 void linear(const Blas& b, const bf16_t* x, int64_t ldx, const bf16_t* W, int64_t T, int in, int out, bf16_t* y,
-            int64_t ldy, float alpha = 1.0f);
+            int64_t ldy, float alpha = 1.0f, Gemv path = Gemv::custom);
 
 // ---- gemv.cu: y = alpha * W x for one token. x: [in]; W: [out, in]; y: [out].
 bool gemv_supported(const bf16_t* x, const bf16_t* W, int in);
@@ -67,12 +72,5 @@ struct GemvGate {
 constexpr int kGemvGateMaxIn = 16384;  // x lives in shared memory (2 bytes an element)
 bool gemv_gate_supported(const GemvGate& g, const bf16_t* W, int in);
 void gemv_gate(const bf16_t* W, const GemvGate& g, int in, int out, bf16_t* y, float alpha, Stream s);
-// Which path linear takes for T = 1: the custom gemv (default) or cuBLAS (for side-by-side measurements).
-void set_gemv(bool custom);
-bool gemv_custom();  // the path set_gemv chose
-// How the custom gemv spreads a row: over 4 warps (8 past 8192 columns; the default), or, after
-// set_gemv_split(false), whole rows a warp up to 8192 columns and quarters past it (the earlier layout, measured beside).
-void set_gemv_split(bool split);
-bool gemv_split();
 
 }  // namespace salasim::gpu

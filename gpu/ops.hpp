@@ -9,8 +9,15 @@
 
 namespace salasim::gpu {
 
-// ---- embed.cu: h = bf16(E[token] * scale). E: [V, D]; tokens: [T] (device); h: [T, D].
-void embed(const bf16_t* E, const int32_t* tokens, int64_t T, int D, int V, float scale, bf16_t* h, Stream s);
+// ---- embed.cu: h = bf16(E[token] * scale). E: [V, D]; tokens: [T] (device); h: [T, D]. checked: an id outside
+// [0, V) throws (the call waits for the kernel); unchecked: the caller vouches for the ids (no wait).
+void embed(const bf16_t* E, const int32_t* tokens, int64_t T, int D, int V, float scale, bf16_t* h, Stream s,
+           bool checked = true);
+
+// ---- greedy_token.cu: model/generate.hpp's greedy_token on the device: *token = the index of the largest finite
+// logit (lowest among equals; 0 when none is finite). logits: [n] bf16. out, when not null (host-mapped memory):
+// out[0] = the token, out[1] = 1 if every logit was finite, else 0.
+void greedy_token(const bf16_t* logits, int64_t n, int32_t* token, int32_t* out, Stream s);
 
 // ---- rmsnorm.cu: y = bf16(x / sqrt(mean(x^2) + eps) * w) per row. x: [T, n] (ldx); w: [n]; y: [T, n] (ldy).
 void rmsnorm(const bf16_t* x, int64_t ldx, const bf16_t* w, int64_t T, int n, float eps, bf16_t* y, int64_t ldy,

@@ -37,19 +37,20 @@ __device__ __forceinline__ void pdl_begin() {
   pdl_trigger();
 }
 
-// kernel<<<grid, block, smem, s>>>(args...) with programmatic stream serialization allowed (see above).
+// kernel<<<grid, block, smem, s>>>(args...) with programmatic stream serialization allowed (see above) where the
+// stream asks for it (Stream::pdl).
 template <class... P, class... A>
-cudaError_t launch_pdl(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, A&&... args) {
+cudaError_t launch_pdl(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, Stream s, A&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
-  cfg.stream = s;
+  cfg.stream = s.handle;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = pdl_enabled() ? 1 : 0;  // off: an ordinary launch (common.hpp set_pdl)
+  cfg.numAttrs = s.pdl ? 1 : 0;  // off: an ordinary launch
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
 }
 

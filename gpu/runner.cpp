@@ -87,7 +87,7 @@ struct Runner::Impl {
   ModelConfig cfg;
   RunnerOptions opt;
   MemoryPlan plan;
-  cudaStream_t stream = nullptr;
+  Stream stream;  // its pdl flag: opt.pdl
   std::unique_ptr<Blas> blas;
   DeviceWeights w;
   // caches
@@ -105,6 +105,18 @@ struct Runner::Impl {
   int64_t len = 0, prefill_total = -1;
   int decode_steps = 0;
   std::vector<double> enqueue_s;  // per decode step: host seconds to enqueue its work (Runner::decode_enqueue_s)
+  // decode_ahead's steps in flight: each ends with greedy_token writing its token into tokens[0] (the next step's
+  // input) and into its slot of `ring` (host-mapped [kRing, 2]: token, finite), then records its slot's event.
+  static constexpr int kRing = 4;
+  int32_t* ring = nullptr;
+  int32_t* ring_dev = nullptr;
+  cudaEvent_t ring_done[kRing] = {};
+  int64_t ahead_issued = 0, ahead_read = 0;  // decode_ahead calls so far; decode_wait calls so far
+  bool greedy_on_device = false;              // tokens[0] holds the last step's greedy token (not an uploaded id)
+  void no_steps_in_flight(const char* what) const {
+    if (ahead_issued != ahead_read)
+      fail("{} with {} decode_ahead steps in flight: decode_wait for them first", what, ahead_issued - ahead_read);
+  }
   // profiling
   struct Seg {
     int cls;
@@ -121,6 +133,9 @@ struct Runner::Impl {
     } catch (const Error&) {
     }
     for (cudaEvent_t e : pool) cudaEventDestroy(e);
+    for (cudaEvent_t e : ring_done)
+      if (e) cudaEventDestroy(e);
+    if (ring) cudaFreeHost(ring);
     blas.reset();
     if (stream) cudaStreamDestroy(stream);
   }
@@ -162,7 +177,7 @@ struct Runner::Impl {
 
   void gemm(const bf16_t* x, int64_t ldx, const bf16_t* W, int64_t T, int in, int out, bf16_t* yy, int64_t ldy,
             float alpha = 1.0f) {
-    timed(kGemm, [&] { linear(*blas, x, ldx, W, T, in, out, yy, ldy, alpha); });
+    timed(kGemm, [&] { linear(*blas, x, ldx, W, T, in, out, yy, ldy, alpha, opt.gemv); });
   }
 
   // ---- the residual stream ----
@@ -172,7 +187,7 @@ struct Runner::Impl {
   // two rows (hc: the current one); T > 1, or any tap, takes residual() in place on h's rows.
   bf16_t* hc = nullptr;
   bool fuse = false;
-  // The decode step's other fusions (DecodeFusion, common.hpp): each mixer's gate inside its output projection's GEMV
+  // The decode step's other fusions (DecodeFusion, runner.hpp): each mixer's gate inside its output projection's GEMV
   // (gemv_gate), qk-norm and RoPE inside the recurrent GLA kernel (gla_recurrent_rope).
   bool fuse_gate = false, fuse_rope = false;
   const bf16_t* pending = nullptr;  // the norm weight of a residual not yet applied (fuse only)
@@ -217,11 +232,10 @@ struct Runner::Impl {
     if (act) timed(kGemm, [&] { gemv_mlp_act(W, a.get(), D, out, yy, alpha, stream); });
     else gemm(a.get(), D, W, T, D, out, yy, ldy, alpha);
   }
-  // The end of a forward call: a pending residual applied on its own, and the stream back in h's first row.
+  // The end of a forward call: a pending residual applied on its own. The stream's last value may sit in h's second
+  // row; nothing reads it after the call (the next call's embedding overwrites h), so it is not copied back.
   void settle_residual(int64_t T) {
     apply_pending(T);
-    if (hc != h.get())
-      CUDA_CHECK(cudaMemcpyAsync(h.get(), hc, size_t(cfg.hidden_size) * 2, cudaMemcpyDeviceToDevice, stream), "residual stream row");
     hc = h.get();
   }
 
@@ -254,7 +268,9 @@ struct Runner::Impl {
 
   void allocate() {
     const ModelConfig& c = cfg;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "runner stream");
+    cudaStream_t raw = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking), "runner stream");
+    stream = Stream(raw, opt.pdl);
     blas = std::make_unique<Blas>(stream);
     w = load_device_weights(c, weights_src, stream);
     const int G = c.num_key_value_heads, hd = c.head_dim;
@@ -527,23 +543,32 @@ struct Runner::Impl {
     return forced_blocks.get();
   }
 
-  // One forward call over tokens at positions len..len+T-1 (T <= chunk).
+  // One forward call over tokens at positions len..len+T-1 (T <= chunk). host_tokens: the ids, checked here and
+  // uploaded; nullptr: tokens[0] already holds the one id (T = 1), written by the step before's greedy_token.
   void forward(const int32_t* host_tokens, int64_t T, bool sparse, int64_t n_blocks, bool recurrent_gla,
                const std::string& phase, int64_t row0, TapRecorder* taps, const TapMap* forced, bool want_logits) {
     const ModelConfig& c = cfg;
     const int64_t D = c.hidden_size, pos0 = len;
     const float eps = float(c.rms_norm_eps);
     if (taps) taps->phase = phase;
-    CUDA_CHECK(cudaMemcpyAsync(tokens.get(), host_tokens, size_t(T) * 4, cudaMemcpyHostToDevice, stream), "tokens upload");
+    if (host_tokens) {
+      for (int64_t t = 0; t < T; ++t)
+        if (host_tokens[t] < 0 || host_tokens[t] >= c.vocab_size)
+          fail("token {} at position {} is outside the vocabulary [0, {})", host_tokens[t], pos0 + t, c.vocab_size);
+      CUDA_CHECK(cudaMemcpyAsync(tokens.get(), host_tokens, size_t(T) * 4, cudaMemcpyHostToDevice, stream), "tokens upload");
+      greedy_on_device = false;
+    }
     hc = h.get();
     pending = nullptr;
     const int I = c.intermediate_size;
-    const bool step = T == 1 && !taps && gemv_custom();  // a decode step the fused kernels can take
-    fuse = step && h.size() >= size_t(2 * D) && decode_fusion().residual;  // two rows for the stream to alternate
-    fuse_gate = step && decode_fusion().gate;
-    fuse_rope = step && decode_fusion().rope;
+    const bool step = T == 1 && !taps && opt.gemv == Gemv::custom;  // a decode step the fused kernels can take
+    fuse = step && h.size() >= size_t(2 * D) && opt.fusion.residual;  // two rows for the stream to alternate
+    fuse_gate = step && opt.fusion.gate;
+    fuse_rope = step && opt.fusion.rope;
     hc = h.get();
-    timed(kOther, [&] { embed(w.embed.get(), tokens.get(), T, int(D), c.vocab_size, float(c.scale_emb), h.get(), stream); });
+    timed(kOther, [&] {  // ids checked above or written by greedy_token: no wait for the kernel's own check
+      embed(w.embed.get(), tokens.get(), T, int(D), c.vocab_size, float(c.scale_emb), h.get(), stream, false);
+    });
     tap(taps, "embed/out", h.get(), T, D, D);
     timed(kOther, [&] { rmsnorm(h.get(), D, w.layers[0].input_norm.get(), T, int(D), eps, a.get(), D, stream); });
     for (int l = 0; l < c.num_hidden_layers; ++l) {
@@ -555,7 +580,7 @@ struct Runner::Impl {
       add_residual(T, L.post_norm.get());
       tap(taps, ldir + "residual/mid", hc, T, D, D);
       tap(taps, ldir + "post_norm/out", a.get(), T, D, D);
-      if (T == 1 && gemv_custom() && gemv_supported(a.get(), L.gate_up.get(), int(D))) {  // decode: one launch
+      if (T == 1 && opt.gemv == Gemv::custom && gemv_supported(a.get(), L.gate_up.get(), int(D))) {  // decode: one launch
         gemm_in(L.gate_up.get(), T, I, act.get(), I, 1.0f, true);
       } else {
         gemm(a.get(), D, L.gate_up.get(), T, int(D), 2 * I, gu.get(), 2 * I);
@@ -616,6 +641,7 @@ Runner::~Runner() = default;
 void Runner::begin_prefill(int64_t total_len) {
   Impl& m = *impl_;
   if (total_len < 1) fail("prefill of {} tokens: need at least one", total_len);
+  m.no_steps_in_flight("begin_prefill");
   if (m.len != 0) fail("prefill after {} tokens: a prefill starts a fresh sequence", m.len);
   if (total_len > m.opt.max_context)
     fail("prefill of {} tokens exceeds the planned context of {}", total_len, m.opt.max_context);
@@ -641,6 +667,7 @@ std::vector<float> Runner::prefill_piece(const std::vector<int32_t>& tokens, Tap
 std::vector<float> Runner::decode(int32_t token, TapRecorder* taps, const TapMap* forced) {
   Impl& m = *impl_;
   if (m.prefill_total >= 0) fail("decode before the prefill finished");
+  m.no_steps_in_flight("decode");
   if (m.len + 1 > m.opt.max_context) fail("decode past the planned context of {}", m.opt.max_context);
   const int64_t p = m.len;
   const std::string phase = decode_phase(m.decode_steps++);
@@ -649,6 +676,44 @@ std::vector<float> Runner::decode(int32_t token, TapRecorder* taps, const TapMap
             forced, true);
   m.enqueue_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return m.logits();
+}
+
+void Runner::decode_ahead(const int32_t* token) {
+  Impl& m = *impl_;
+  if (m.prefill_total >= 0) fail("decode_ahead before the prefill finished");
+  if (m.len + 1 > m.opt.max_context) fail("decode_ahead past the planned context of {}", m.opt.max_context);
+  const int64_t flying = m.ahead_issued - m.ahead_read;
+  if (flying >= Impl::kRing) fail("decode_ahead: {} steps already in flight; decode_wait for one first", flying);
+  if (!token && !m.greedy_on_device)
+    fail("decode_ahead without a token: the last step was not a decode_ahead step, so no greedy token is on the device");
+  if (!m.ring) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&p, sizeof(int32_t) * 2 * Impl::kRing, cudaHostAllocMapped), "decode_ahead ring");
+    m.ring = static_cast<int32_t*>(p);
+    CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&m.ring_dev), p, 0), "decode_ahead ring");
+    for (cudaEvent_t& e : m.ring_done) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "decode_ahead event");
+  }
+  const int slot = int(m.ahead_issued % Impl::kRing);
+  const int64_t p = m.len;
+  const std::string phase = decode_phase(m.decode_steps++);
+  const auto t0 = std::chrono::steady_clock::now();
+  m.forward(token, 1, p + 1 >= m.cfg.sparse.dense_len, ceil_div(p + 1, m.cfg.sparse.block_size), true, phase, 0,
+            nullptr, nullptr, true);
+  greedy_token(m.logits_bf16.get(), m.cfg.vocab_size, m.tokens.get(), m.ring_dev + 2 * slot, m.stream);
+  m.greedy_on_device = true;
+  CUDA_CHECK(cudaEventRecord(m.ring_done[slot], m.stream), "decode_ahead event");
+  m.enqueue_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  ++m.ahead_issued;
+}
+
+GreedyStep Runner::decode_wait() {
+  Impl& m = *impl_;
+  if (m.ahead_read == m.ahead_issued) fail("decode_wait: no decode_ahead step in flight");
+  const int slot = int(m.ahead_read % Impl::kRing);
+  CUDA_CHECK(cudaEventSynchronize(m.ring_done[slot]), "decode_wait");
+  ++m.ahead_read;
+  const volatile int32_t* r = m.ring + 2 * slot;  // written by the device through the mapping
+  return GreedyStep{r[0], r[1] != 0};
 }
 
 const std::vector<double>& Runner::decode_enqueue_s() const { return impl_->enqueue_s; }
@@ -679,6 +744,7 @@ void Runner::set_profile(bool on) { impl_->opt.profile = on; }
 std::vector<LayerSelection> Runner::last_selection(bool with_scores) const {
   const Impl& m = *impl_;
   if (!m.opt.selection) fail("last_selection: the runner was built without RunnerOptions::selection");
+  m.no_steps_in_flight("last_selection");
   if (with_scores && !m.opt.selection_scores)
     fail("last_selection: scores asked of a runner built without RunnerOptions::selection_scores");
   const int G = m.cfg.num_key_value_heads, K = m.cfg.sparse.k_sel();
@@ -717,6 +783,8 @@ void Runner::reset() {
   m.prefill_total = -1;
   m.decode_steps = 0;
   m.enqueue_s.clear();
+  m.ahead_issued = m.ahead_read = 0;  // the stream is idle: any step in flight has finished, its token unread
+  m.greedy_on_device = false;
   for (Impl::KeptSelection& k : m.kept) k = {};
   CUDA_CHECK(cudaDeviceSynchronize(), "reset");
 }
@@ -728,6 +796,8 @@ struct RunnerSteps {
   void begin_prefill(int64_t n) { r.begin_prefill(n); }
   std::vector<float> prefill_piece(const std::vector<int32_t>& t) { return r.prefill_piece(t); }
   std::vector<float> decode(int32_t t) { return r.decode(t); }
+  void decode_ahead(const int32_t* t) { r.decode_ahead(t); }
+  GreedyStep decode_wait() { return r.decode_wait(); }
   std::vector<LayerSelection> last_selection(bool scores) const { return r.last_selection(scores); }
 };
 }  // namespace

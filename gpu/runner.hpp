@@ -8,12 +8,22 @@
 #include <vector>
 
 #include "gpu/common.hpp"
+#include "gpu/linear.hpp"
 #include "model/config.hpp"
 #include "model/generate.hpp"
 #include "model/tap_recorder.hpp"
 #include "model/weights.hpp"
 
 namespace salasim::gpu {
+
+// Which kernel fusions a decode step without taps takes (gpu/runner.cpp; all by default): the residual and the next
+// norm inside the GEMV that reads the norm (gemv_residual); each mixer's gate inside its output projection's GEMV
+// (gemv_gate); the qk-norm and RoPE inside the recurrent GLA kernel (gla_recurrent_rope). Each gives the same bits;
+// the choice exists to measure what each buys and to test that the bits agree (`salasim run --fuse
+// on|off|residual,gate,rope`). Taps and T > 1 always take the separate kernels.
+struct DecodeFusion {
+  bool residual = true, gate = true, rope = true;
+};
 
 struct RunnerOptions {
   int64_t max_context = 0;  // tokens the caches hold (prompt + generated)
@@ -22,6 +32,10 @@ struct RunnerOptions {
   bool profile = false;     // per-phase timings with CUDA events
   bool selection = false;         // keep each sparse layer's selection of the last processed token (last_selection)
   bool selection_scores = false;  // ... and its pooled block scores (implies selection)
+  // Variants of how the work is launched, each giving the same bits (bench/RESULTS.md has what each buys):
+  bool pdl = true;               // programmatic dependent launch on the runner's stream (gpu/common.hpp Stream)
+  Gemv gemv = Gemv::custom;      // single-token GEMMs: the custom gemv or cuBLAS (gpu/linear.hpp)
+  DecodeFusion fusion;           // decode steps' fused kernels (above)
 };
 
 struct MemoryItem {
@@ -60,6 +74,17 @@ class Runner {
   // [G, len, hd] as bf16 bits (sparse).
   std::vector<float> gla_state(int layer) const;
   std::vector<bf16_t> kv_cache(int layer, bool values) const;
+
+  // Greedy decode steps enqueued ahead (what Runner::generate runs when no selection is recorded): decode_ahead
+  // enqueues one step and returns without waiting; its input is *token, or with nullptr the greedy token of the
+  // step before, which must have been a decode_ahead step (it stays on the device: greedy_token, gpu/ops.hpp).
+  // The step ends by picking its own greedy token on the device, so the host can enqueue the next step while this
+  // one runs: no logits download, host argmax or token upload between steps. decode_wait returns the token (and
+  // whether every logit was finite) of the oldest step not yet waited for. At most 4 steps in flight; decode,
+  // begin_prefill and last_selection refuse while any is. A step enqueued past a stop id still runs: the runner
+  // has then consumed that id, len() counting it.
+  void decode_ahead(const int32_t* token);
+  GreedyStep decode_wait();
 
   // Per decode step since the sequence began: host seconds spent enqueueing the step's work (embedding to logits,
   // before the wait for the logits). Below the step's wall time, the GPU is what a step waits on; the launches are

@@ -57,9 +57,9 @@ bool wgmma_available();
 // arguments (pool_blocks: kWgPoolBlocks, or decode's 31), in other fp32 summation orders; 16 queries a CTA, each CTA
 // two LSE splits or pool_blocks blocks.
 cudaError_t launch_lse_partial_wg(const Chunk& ch, const __nv_bfloat16* k2, int64_t k2_cap, int64_t n2c, int kernel2,
-                                  int stride2, int split_w, int64_t nsplit, float2* part, cudaStream_t s);
+                                  int stride2, int split_w, int64_t nsplit, float2* part, Stream s);
 cudaError_t launch_score_pool_wg(const Chunk& ch, const __nv_bfloat16* k1, int64_t k1_cap, int64_t n1c, int kernel,
                                  int stride, int block, int pool_blocks, const float* lse, uint16_t* pooled, int64_t nbs,
-                                 cudaStream_t s);
+                                 Stream s);
 
 }  // namespace salasim::gpu

@@ -373,7 +373,7 @@ bool wgmma_available() {
 }
 
 cudaError_t launch_lse_partial_wg(const Chunk& ch, const bf16* k2, int64_t k2_cap, int64_t n2c, int kernel2, int stride2,
-                                  int split_w, int64_t nsplit, float2* part, cudaStream_t s) {
+                                  int split_w, int64_t nsplit, float2* part, Stream s) {
   if (split_w % kTile != 0) return cudaErrorInvalidValue;
   if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
   CUtensorMap map;
@@ -386,7 +386,7 @@ cudaError_t launch_lse_partial_wg(const Chunk& ch, const bf16* k2, int64_t k2_ca
 
 cudaError_t launch_score_pool_wg(const Chunk& ch, const bf16* k1, int64_t k1_cap, int64_t n1c, int kernel, int stride,
                                  int block, int pool_blocks, const float* lse, uint16_t* pooled, int64_t nbs,
-                                 cudaStream_t s) {
+                                 Stream s) {
   if (4 * pool_blocks + 1 > kPoolWindows) return cudaErrorInvalidValue;
   if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
   CUtensorMap map;

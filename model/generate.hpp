@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -37,11 +38,18 @@ struct GenerateOptions {
   int64_t piece = 0;                 // prompt tokens per prefill call (0: the whole prompt in one call)
   bool record_selection = false;     // fill Generation::selections
   bool selection_scores = false;     // ... with the pooled scores (for ranks)
+  bool ahead = true;                 // a model that offers it runs its decode steps one ahead (below); false: never
   // Called after each prefill piece with (prompt tokens done, prompt length); returning false stops the
   // generation there (Generation::prefill_stopped), e.g. a time limit.
   std::function<bool(int64_t, int64_t)> on_prefill;
   // Called before each decode step with its index (0, 1, ...), e.g. to switch profiling on for the last steps.
   std::function<void(int64_t)> before_decode;
+};
+
+// One greedy decode step's result, for a model that picks the token itself (the CUDA runner's decode_ahead).
+struct GreedyStep {
+  int32_t token = 0;
+  bool finite = true;  // every logit of the step was finite
 };
 
 struct Generation {
@@ -71,7 +79,13 @@ int32_t greedy_token(const T* logits, int64_t n, bool* finite) {
 // The loop. Model provides:
 //   void begin_prefill(int64_t n);  L prefill_piece(const std::vector<int32_t>&);  L decode(int32_t);
 //   std::vector<LayerSelection> last_selection(bool scores);   where L has data() and size() (logits [V])
-// and is prepared by the caller for selection recording when o.record_selection.
+// and is prepared by the caller for selection recording when o.record_selection. A model that can pick the greedy
+// token itself and run a step ahead also provides
+//   void decode_ahead(const int32_t* token);  GreedyStep decode_wait();
+// (gpu/runner.hpp): then, unless selections are recorded (they are read between steps), the decode steps are
+// enqueued one ahead of the step whose token is awaited, so the device never waits on the host between steps; each
+// token's time is then the host time between two tokens' arrivals (the first: from its step's enqueue). The tokens
+// are the same: the device applies greedy_token's rule.
 template <class Model>
 Generation generate_loop(Model& m, const std::vector<int32_t>& prompt, const GenerateOptions& o) {
   using clock = std::chrono::steady_clock;
@@ -109,6 +123,34 @@ Generation generate_loop(Model& m, const std::vector<int32_t>& prompt, const Gen
       if (s == t) return true;
     return false;
   };
+  if constexpr (requires(const int32_t* t) {
+                  m.decode_ahead(t);
+                  { m.decode_wait() } -> std::same_as<GreedyStep>;
+                }) {
+    if (o.ahead && !o.record_selection) {
+      int64_t queued = 0;  // steps enqueued whose token has not been read
+      auto enqueue = [&] {
+        if (o.before_decode) o.before_decode(int64_t(g.tokens.size()) - 1 + queued);
+        m.decode_ahead(g.tokens.size() == 1 && queued == 0 ? &next : nullptr);  // the first step: the prefill's token
+        ++queued;
+      };
+      auto last = clock::now();
+      g.hit_stop = stops(next);
+      while (!g.hit_stop && int64_t(g.tokens.size()) < o.max_new) {
+        while (queued < 2 && int64_t(g.tokens.size()) + queued < o.max_new) enqueue();
+        const GreedyStep s = m.decode_wait();
+        --queued;
+        const auto now = clock::now();
+        g.token_s.push_back(std::chrono::duration<double>(now - last).count());
+        last = now;
+        g.logits_finite = g.logits_finite && s.finite;
+        g.tokens.push_back(s.token);
+        g.hit_stop = stops(s.token);
+      }
+      for (; queued > 0; --queued) (void)m.decode_wait();  // a step fed the stop id: its token is not generated
+      return g;
+    }
+  }
   while (!(g.hit_stop = stops(next)) && int64_t(g.tokens.size()) < o.max_new) {
     if (o.before_decode) o.before_decode(int64_t(g.tokens.size()) - 1);
     auto s0 = clock::now();

@@ -1,11 +1,15 @@
 // GPU elementwise ops, GEMM and the synthetic generator against the float64 reference (gate: err <= 2 err(peer)
 // + floor), on fresh random inputs of odd sizes, outputs poisoned first.
+#include <cuda_runtime.h>
+
 #include <cmath>
+#include <limits>
 
 #include "gpu/linear.hpp"
 #include "gpu/ops.hpp"
 #include "model/config.hpp"
 #include "model/error.hpp"
+#include "model/generate.hpp"
 #include "model/inventory.hpp"
 #include "model/weights.hpp"
 #include "reference/ops.hpp"
@@ -51,6 +55,60 @@ TEST_CASE("embed: rows times scale within tolerance", "[embed][gpu]") {
   std::vector<int32_t> bad = {3, V};
   auto db = gpu::to_device(bad);
   CHECK_THROWS_AS(gpu::embed(dE.get(), db.get(), 2, D, V, 12.0f, h.get(), nullptr), Error);
+}
+
+// The device form of model/generate.hpp's greedy_token must pick the same id, or generation on the GPU would differ
+// from the loop the reference runs: ties to the lowest index, non-finite logits skipped (and reported), 0 when none
+// is finite; on the vocabulary's width and on sizes around a warp, a block and a thread's stride.
+TEST_CASE("greedy_token: the host rule's id, ties to the lowest index, non-finite values skipped", "[greedy_token][gpu]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  int32_t* out = nullptr;  // host-mapped [2], as the runner uses it
+  REQUIRE(cudaHostAlloc(reinterpret_cast<void**>(&out), 8, cudaHostAllocMapped) == cudaSuccess);
+  int32_t* out_dev = nullptr;
+  REQUIRE(cudaHostGetDevicePointer(reinterpret_cast<void**>(&out_dev), out, 0) == cudaSuccess);
+  gpu::Buffer<int32_t> tok(1);
+  int cases = 0;
+  for (int64_t n : {int64_t(1), int64_t(31), int64_t(1023), int64_t(1025), int64_t(4097), int64_t(73448)}) {
+    for (int kind = 0; kind < 6; ++kind) {
+      Mat m = bf16_round(randn(1, n, 40 + uint64_t(n) + uint64_t(kind), 3.0));
+      std::vector<float> v(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float(m(0, i));
+      if (kind == 1) {  // the maximum at several places, the last thread's stride included
+        const float top = 100.0f;
+        for (int64_t i : {n - 1, n / 2, n / 3 + 1, int64_t(7)}) v[size_t(i % n)] = top;
+      } else if (kind == 2) {  // every value equal
+        std::fill(v.begin(), v.end(), -2.5f);
+      } else if (kind == 3) {  // a NaN and +inf above the finite maximum, -inf elsewhere
+        v[size_t(n / 2)] = nan;
+        v[size_t(n - 1)] = inf;
+        v[0] = -inf;
+      } else if (kind == 4) {  // nothing finite
+        for (int64_t i = 0; i < n; ++i) v[size_t(i)] = i % 2 ? nan : -inf;
+      } else if (kind == 5) {  // negative values only, the largest late
+        for (float& x : v) x = -std::fabs(x) - 1.0f;
+        v[size_t(n - 1)] = -0.5f;
+      }
+      std::vector<gpu::bf16_t> bits(v.size());
+      for (size_t i = 0; i < v.size(); ++i) bits[i] = bf16_from_float(v[i]);
+      gpu::Buffer<gpu::bf16_t> d(bits.size());
+      d.upload(bits);
+      std::vector<float> back(v.size());  // what the host sees after the bf16 download: the same values
+      for (size_t i = 0; i < v.size(); ++i) back[i] = float_from_bf16(bits[i]);
+      bool finite = true;
+      const int32_t want = greedy_token(back.data(), n, &finite);
+      out[0] = -7;
+      out[1] = -7;
+      gpu::greedy_token(d.get(), n, tok.get(), out_dev, nullptr);
+      gpu::synchronize();
+      INFO("n " << n << " kind " << kind);
+      CHECK(tok.download()[0] == want);
+      CHECK(out[0] == want);
+      CHECK(out[1] == (finite ? 1 : 0));
+      ++cases;
+    }
+  }
+  CHECK(cases == 36);
+  cudaFreeHost(out);
 }
 
 TEST_CASE("rmsnorm: rows and strided rows within tolerance", "[rmsnorm][gpu]") {

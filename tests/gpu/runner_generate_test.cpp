@@ -6,6 +6,7 @@
 #include "gpu/common.hpp"
 #include "gpu/runner.hpp"
 #include "model/config.hpp"
+#include "model/error.hpp"
 #include "model/tap_recorder.hpp"
 #include "scenarios/scenario.hpp"
 #include "tests/gpu/gpu_support.hpp"
@@ -56,6 +57,64 @@ TEST_CASE("generate: Runner::generate is the greedy loop, and reset starts afres
   const Generation s = r.generate(prompt, go);
   CHECK(s.hit_stop);
   CHECK(s.tokens == std::vector<int32_t>(manual.begin(), manual.begin() + 4));
+}
+
+// Without selections to record, Runner::generate enqueues each decode step before the token of the step before is
+// back (decode_ahead / decode_wait, the token picked on the device): the tokens must be those of the synchronous
+// loop, past dense_len and through a stop id, and the runner's state must say what it consumed.
+TEST_CASE("generate: steps enqueued ahead give the synchronous loop's tokens", "[generate][gpu]") {
+  const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
+  const WeightSource w = synthetic_weights(2);
+  const std::vector<int32_t> prompt = random_tokens(4, 1010, c.vocab_size);  // decode crosses dense_len (1024)
+  gpu::RunnerOptions o;
+  o.max_context = 1100;
+  o.chunk = 512;
+  gpu::Runner r(c, w, o);
+  GenerateOptions go;
+  go.max_new = 40;
+  go.record_selection = false;
+  std::vector<int32_t> manual;
+  {
+    r.begin_prefill(int64_t(prompt.size()));
+    std::vector<float> lg;
+    for (size_t i = 0; i < prompt.size(); i += 512)
+      lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 512))));
+    for (int k = 0; k < 40; ++k) {
+      manual.push_back(argmax(lg));
+      if (k + 1 < 40) lg = r.decode(manual.back());
+    }
+  }
+  CHECK_THROWS_AS(r.decode_ahead(nullptr), Error);  // the last step was synchronous: no greedy token on the device
+  r.reset();
+  const Generation g = r.generate(prompt, go);
+  CHECK(g.tokens == manual);
+  CHECK(g.token_s.size() == 40);
+  CHECK(g.logits_finite);
+  CHECK(r.len() == int64_t(prompt.size()) + 39);  // every generated token but the last fed back
+  CHECK(r.decode_enqueue_s().size() == 39);
+  // a stop id: the step after it was already enqueued, so the runner consumed the stop id too
+  r.reset();
+  go.stop = {manual[5]};
+  const size_t first = size_t(std::find(manual.begin(), manual.end(), manual[5]) - manual.begin());
+  const Generation s = r.generate(prompt, go);
+  CHECK(s.hit_stop);
+  CHECK(s.tokens == std::vector<int32_t>(manual.begin(), manual.begin() + int64_t(first) + 1));
+  CHECK(r.len() <= int64_t(prompt.size() + s.tokens.size()));
+  CHECK(r.len() >= int64_t(prompt.size() + s.tokens.size()) - 1);
+  // the pair by hand: two steps in flight, the synchronous calls refused meanwhile
+  r.reset();
+  r.begin_prefill(int64_t(prompt.size()));
+  for (size_t i = 0; i < prompt.size(); i += 512)
+    r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 512))));
+  CHECK_THROWS_AS(r.decode_wait(), Error);  // nothing in flight
+  r.decode_ahead(&manual[0]);
+  r.decode_ahead(nullptr);
+  CHECK_THROWS_AS(r.decode(manual[1]), Error);
+  CHECK_THROWS_AS(r.last_selection(false), Error);
+  CHECK(r.decode_wait().token == manual[1]);
+  CHECK(r.decode_wait().token == manual[2]);
+  const int32_t bad = c.vocab_size;
+  CHECK_THROWS_AS(r.decode_ahead(&bad), Error);  // an id outside the vocabulary, refused on the host
 }
 
 TEST_CASE("generate: last_selection is the selection the sparse layers used for the last token", "[generate][gpu]") {
@@ -118,8 +177,11 @@ TEST_CASE("decode: logits of back-to-back kernels equal those of a sync after ev
   gpu::RunnerOptions o;
   o.max_context = 1400;
   o.chunk = 512;
-  auto run = [&](bool tapped) {
-    gpu::Runner r(c, w, o);
+  auto run = [&](bool tapped, bool pdl = true, gpu::DecodeFusion fusion = {}) {
+    gpu::RunnerOptions ro = o;
+    ro.pdl = pdl;
+    ro.fusion = fusion;
+    gpu::Runner r(c, w, ro);
     TapMap m;
     TapRecorder rec;
     rec.filter = TapFilter::all();
@@ -137,15 +199,10 @@ TEST_CASE("decode: logits of back-to-back kernels equal those of a sync after ev
     return logits;
   };
   const auto synced = run(true), overlapped = run(false);
-  gpu::set_pdl(false);  // ordinary launches: what `salasim run --pdl off` measures against
-  const auto ordinary = run(false);
-  gpu::set_pdl(true);
+  const auto ordinary = run(false, false);  // ordinary launches: what `salasim run --pdl off` measures against
   // the decode step's fusions one by one (`salasim run --fuse`): the untapped run above took them all
-  gpu::set_decode_fusion(gpu::DecodeFusion{true, false, false});
-  const auto residual_only = run(false);
-  gpu::set_decode_fusion(gpu::DecodeFusion{false, false, false});
-  const auto unfused = run(false);
-  gpu::set_decode_fusion(gpu::DecodeFusion{});
+  const auto residual_only = run(false, true, gpu::DecodeFusion{true, false, false});
+  const auto unfused = run(false, true, gpu::DecodeFusion{false, false, false});
   REQUIRE(synced.size() == overlapped.size());
   REQUIRE(ordinary.size() == overlapped.size());
   REQUIRE(residual_only.size() == overlapped.size());
