@@ -2,14 +2,19 @@
 // without a GPU notices a kernel change whose numerics were not re-verified (scenarios/golden.hpp).
 //   record (needs the GPU backend): verify the GPU on the scenario, then write its golden subset.
 //   check (CPU): recompute the reference and the peer, check the golden's tap set and scenario, gate its taps,
-//   compare the gpu/ source hash.
+//   compare the hash of the GPU path's inputs.
+//   inputs: compare gpu/golden_inputs.txt (what that hash covers) with a CUDA build's compiler output; --write
+//   rewrites it.
 #include <fmt/format.h>
 
 #include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "compare/gpu_inputs.hpp"
+#include "compare/source_hash.hpp"
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 #include "scenarios/golden.hpp"
 
 namespace salasim::cli {
@@ -89,6 +94,40 @@ int run_check(const GoldenArgs& a) {
   return c.pass() ? 0 : 1;
 }
 
+struct InputsArgs {
+  std::string build = SALASIM_BINARY_DIR;  // the build this binary comes from
+  bool write = false;
+};
+
+// The manifest against the build: exit 0 when they agree, 1 (each difference named) when not; --write makes them
+// agree and prints the new hash.
+int run_inputs(const InputsArgs& a) {
+  const std::string root = SALASIM_SOURCE_DIR;
+  const std::string manifest_path = root + "/" + kGpuInputsFile;
+  const GpuInputs build = gpu_inputs_of_build(a.build, root);
+  if (a.write) {
+    const std::string text = format_gpu_inputs(build);
+    write_text_atomic(manifest_path, text);
+    fmt::print("wrote {}: {} files, CUDA flags '{}'; the golden hash is now {}\n", kGpuInputsFile, build.files.size(),
+               fmt::join(build.cuda_flags, " "), hash_inputs(root, build).hex);
+    return 0;
+  }
+  const GpuInputs manifest = read_gpu_inputs(manifest_path);
+  const std::vector<std::string> diff = diff_gpu_inputs(manifest, build);
+  if (diff.empty()) {
+    fmt::print("golden inputs: {} lists exactly what the build in {} compiles for the GPU path ({} files, CUDA flags "
+               "'{}'); hash {}\n",
+               kGpuInputsFile, a.build, manifest.files.size(), fmt::join(manifest.cuda_flags, " "),
+               hash_inputs(root, manifest).hex);
+    return 0;
+  }
+  fmt::print("golden inputs: FAIL: {} and the build in {} differ:\n", kGpuInputsFile, a.build);
+  for (const std::string& d : diff) fmt::print("  {}\n", d);
+  fmt::print("The golden hash must cover what the GPU path compiles: `build/salasim golden inputs --write`, then "
+             "re-record the goldens on a GPU (docs/goldens.md).\n");
+  return 1;
+}
+
 }  // namespace
 
 void add_golden(CLI::App& app, Run& run) {
@@ -109,6 +148,15 @@ void add_golden(CLI::App& app, Run& run) {
   chk->add_option("--golden", c->golden, "golden file (default tests/golden/<scenario>.h5)");
   chk->add_flag("--all", c->all, "print every tap, not only the failing ones");
   chk->callback([c, &run] { run = [c] { return run_check(*c); }; });
+
+  auto in = std::make_shared<InputsArgs>();
+  CLI::App* inp = g->add_subcommand(
+      "inputs", "Compare gpu/golden_inputs.txt, the files and flags the golden hash covers, with what a CUDA build's "
+                "compiler reports (exit 1 naming each difference); --write rewrites it from the build");
+  inp->add_option("--build", in->build, "the CUDA build folder (default: the one this binary was built in)")
+      ->capture_default_str();
+  inp->add_flag("--write", in->write, "rewrite gpu/golden_inputs.txt from the build");
+  inp->callback([in, &run] { run = [in] { return run_inputs(*in); }; });
 }
 
 }  // namespace salasim::cli

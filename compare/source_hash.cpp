@@ -1,14 +1,15 @@
-// FNV-1a 64 over a folder's source files, framed by name and length (see source_hash.hpp).
+// The golden hash over the GPU path's inputs (see source_hash.hpp).
 #include "compare/source_hash.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <map>
+#include <sstream>
 
+#include "compare/source_tokens.hpp"
 #include "model/error.hpp"
 
 namespace fs = std::filesystem;
@@ -20,55 +21,81 @@ namespace {
 constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
 constexpr uint64_t kFnvPrime = 0x100000001b3ull;
 
-void fnv(uint64_t& h, const std::string& bytes) {
+uint64_t fnv(uint64_t h, const std::string& bytes) {
   for (unsigned char c : bytes) {
     h ^= c;
     h *= kFnvPrime;
   }
+  return h;
 }
 
-bool hashed_name(const fs::path& p) {
-  const std::string ext = p.extension().string();
-  return p.filename() == "CMakeLists.txt" || ext == ".cu" || ext == ".cuh" || ext == ".hpp" || ext == ".h" ||
-         ext == ".cpp";
+// name, NUL, size, NUL, bytes: a renamed file or moved boundary changes the hash.
+uint64_t framed(uint64_t h, const std::string& name, const std::string& bytes) {
+  h = fnv(h, name);
+  h = fnv(h, fmt::format("{}{}{}", '\0', bytes.size(), '\0'));
+  return fnv(h, bytes);
 }
 
 }  // namespace
 
-SourceHash hash_sources(const std::string& dir, const std::string& label, const std::string& shared_root,
-                        const std::vector<std::string>& shared) {
-  if (!fs::is_directory(dir)) fail("{}: no such folder (the gpu/ sources to hash)", dir);
-  std::vector<std::string> names;  // relative to dir, '/'-separated: the same on every checkout
-  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && hashed_name(e.path()))
-      names.push_back(e.path().lexically_relative(dir).generic_string());
-  std::sort(names.begin(), names.end());
+SourceHash hash_inputs(const std::string& root, const GpuInputs& in) {
   SourceHash out;
   uint64_t h = kFnvBasis;
-  auto add = [&](const fs::path& p, const std::string& framed) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) fail("{}: cannot read it (hashing the GPU path's sources)", p.string());
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    fnv(h, framed);
-    fnv(h, fmt::format("{}{}{}", '\0', bytes.size(), '\0'));
-    fnv(h, bytes);
-    out.files.push_back(framed);
+  auto add = [&](const std::string& name, const std::string& tokens) {
+    h = framed(h, name, tokens);
+    out.files.push_back(fmt::format("{}={:016x}", name, framed(kFnvBasis, name, tokens)));
   };
-  for (const std::string& n : names) add(fs::path(dir) / n, fmt::format("{}/{}", label, n));
-  for (const std::string& n : shared) {
-    const fs::path p = fs::path(shared_root) / n;
-    if (!fs::is_regular_file(p)) fail("{}: no such file (a host-device source the GPU path compiles)", p.string());
-    add(p, n);
+  for (const std::string& f : in.files) {
+    const fs::path p = fs::path(root) / f;
+    std::ifstream file(p, std::ios::binary);
+    if (!fs::is_regular_file(p) || !file)
+      fail("{}: cannot read it: {} lists it as an input of the GPU path (regenerate that list with `salasim golden "
+           "inputs --write` if the file was moved)",
+           p.string(), kGpuInputsFile);
+    std::ostringstream ss;
+    ss << file.rdbuf();
+    add(f, source_tokens(ss.str()));
   }
-  out.hex = fmt::format("fnv1a64:{:016x}", h);
+  add("cuda-flags", fmt::format("{}", fmt::join(in.cuda_flags, " ")));
+  add("cxx-flags", fmt::format("{}", fmt::join(in.cxx_flags, " ")));
+  out.hex = fmt::format("tok64:{:016x}", h);
   return out;
 }
 
 SourceHash gpu_source_hash() {
   const std::string root = SALASIM_SOURCE_DIR;
-  return hash_sources(root + "/gpu", "gpu", root, kGpuSharedSources);
+  return hash_inputs(root, read_gpu_inputs(root + "/" + kGpuInputsFile));
 }
 
-std::string gpu_sources_label() { return fmt::format("gpu/, {}", fmt::join(kGpuSharedSources, ", ")); }
+std::string gpu_sources_label() {
+  const std::string root = SALASIM_SOURCE_DIR;
+  try {
+    const GpuInputs in = read_gpu_inputs(root + "/" + kGpuInputsFile);
+    return fmt::format("the {} files and the flags of {}", in.files.size(), kGpuInputsFile);
+  } catch (const Error&) {
+    return fmt::format("the files and flags of {}", kGpuInputsFile);
+  }
+}
+
+std::vector<std::string> changed_inputs(const std::vector<std::string>& recorded, const std::vector<std::string>& now) {
+  auto digests = [](const std::vector<std::string>& v) {
+    std::map<std::string, std::string> m;
+    for (const std::string& e : v) {
+      const size_t eq = e.rfind('=');
+      m[e.substr(0, eq)] = eq == std::string::npos ? "" : e.substr(eq + 1);
+    }
+    return m;
+  };
+  const auto a = digests(recorded), b = digests(now);
+  std::vector<std::string> out;
+  for (const auto& [name, d] : a) {
+    const auto it = b.find(name);
+    if (it == b.end()) out.push_back(name + " (gone)");
+    else if (it->second != d) out.push_back(name);
+  }
+  for (const auto& [name, d] : b)
+    if (!a.count(name)) out.push_back(name + " (new)");
+  return out;
+}
 
 }  // namespace salasim

@@ -320,6 +320,7 @@ GoldenCheck check_golden(const Golden& g, const Scenario& s, const GoldenTruth& 
   finish_report(c.report);
   c.recorded_hash = g.meta.gpu_hash;
   c.current_hash = current.hex;
+  if (!c.hash_ok()) c.changed_inputs = changed_inputs(g.meta.gpu_files, current.files);
   c.rerecord = rerecord_command(g.meta.scenario_path, golden_path);
   return c;
 }
@@ -350,6 +351,8 @@ std::string format_golden_check(const GoldenCheck& c, const Golden& g, const std
   }
   out += fmt::format("GPU sources ({}): recorded {}, now {}: {}\n", gpu_sources_label(), c.recorded_hash,
                      c.current_hash, c.hash_ok() ? "match" : "DIFFER (changed since the golden was recorded)");
+  if (!c.hash_ok() && !c.changed_inputs.empty())
+    out += fmt::format("  changed: {}\n", fmt::join(c.changed_inputs, ", "));
   out += format_report(c.report, PrintOptions{!all_rows});
   if (c.pass()) {
     out += "golden check: PASS\n";

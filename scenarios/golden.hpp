@@ -54,8 +54,8 @@ struct GoldenMeta {
   std::string scenario_path;  // as given to `golden record`, relative to the source tree where it lies there
   std::string backend;        // the backend's name(), "gpu (NVIDIA H200 ...)"
   std::string device;         // the GPU's name
-  std::string gpu_hash;       // SourceHash::hex of the gpu/ sources at recording
-  std::vector<std::string> gpu_files;  // the files hashed
+  std::string gpu_hash;       // SourceHash::hex of the GPU path's inputs at recording (compare/source_hash.hpp)
+  std::vector<std::string> gpu_files;  // SourceHash::files: each input with its own digest
   std::vector<int64_t> rows;  // golden_rows() at recording
   std::string git_revision;
   std::string created;        // ISO 8601 UTC (filled in when written)
@@ -93,8 +93,9 @@ struct GoldenCheck {
   int64_t expected_taps = 0;  // taps in the golden subset of the reference's run now
   TapSetDiff stored;          // the file's datasets against its own manifest (a golden thinned or padded after writing)
   TapSetDiff made;            // the golden's manifest against the reference's golden subset now (what it should hold)
-  std::string recorded_hash;  // the golden's gpu/ hash
-  std::string current_hash;   // the hash of the gpu/ sources now
+  std::string recorded_hash;  // the golden's hash of the GPU path's inputs
+  std::string current_hash;   // that hash now
+  std::vector<std::string> changed_inputs;  // the inputs whose digest differs (names; empty for an old golden)
   std::string rerecord;       // the command that re-records the golden on a GPU machine
   bool hash_ok() const { return recorded_hash == current_hash; }
   bool tap_set_ok() const { return scenario_ok && rows_ok && stored.ok() && made.ok(); }

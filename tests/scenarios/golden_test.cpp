@@ -26,14 +26,96 @@ namespace {
 
 void write_file(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
-// A fake gpu/ folder: two kernels and a header.
-std::string fake_gpu(const std::string& name) {
-  const std::string dir = test::scratch_dir(name);
-  write_file(fs::path(dir) / "gla.cu", "__global__ void gla() {}\n");
-  write_file(fs::path(dir) / "gla.hpp", "void gla();\n");
-  write_file(fs::path(dir) / "select_blocks.cu", "__global__ void select() {}\n");
-  return dir;
+// A fake source tree: two kernels, a header and a copy of the real launch-geometry header, with the manifest that
+// lists them.
+struct FakeTree {
+  std::string root;
+  GpuInputs in;
+};
+FakeTree fake_tree(const std::string& name) {
+  const std::string root = test::scratch_dir(name);
+  fs::create_directories(fs::path(root) / "gpu");
+  write_file(fs::path(root) / "gpu" / "gla.cu", "__global__ void gla() {}\n");
+  write_file(fs::path(root) / "gpu" / "gla.hpp", "void gla();\n");
+  write_file(fs::path(root) / "gpu" / "select_blocks.cu", "__global__ void select() {}\n");
+  fs::copy_file(test::source_path("gpu/launch_geometry.hpp"), fs::path(root) / "gpu" / "launch_geometry.hpp");
+  GpuInputs in;
+  in.cuda_flags = {"-O3", "-DNDEBUG", "--generate-code=arch=compute_90a,code=[compute_90a,sm_90a]"};
+  in.cxx_flags = {"-O3", "-DNDEBUG"};
+  in.files = {"gpu/gla.cu", "gpu/gla.hpp", "gpu/launch_geometry.hpp", "gpu/select_blocks.cu"};
+  return {root, in};
 }
+SourceHash fake_hash(const std::string& name) {
+  const FakeTree t = fake_tree(name);
+  return hash_inputs(t.root, t.in);
+}
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+void replace_once(const fs::path& p, const std::string& from, const std::string& to) {
+  std::string text = read_file(p);
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  write_file(p, text);
+}
+
+}  // namespace
+
+TEST_CASE("source_hash: a code change, a renamed input or another flag changes it; comments and layout do not", "[golden]") {
+  const FakeTree t = fake_tree("hash_a");
+  const SourceHash a = hash_inputs(t.root, t.in);
+  CHECK(a.hex.rfind("tok64:", 0) == 0);
+  REQUIRE(a.files.size() == 6);  // four files, then the two flag sets
+  CHECK(a.files[0].rfind("gpu/gla.cu=", 0) == 0);
+  CHECK(a.files[4].rfind("cuda-flags=", 0) == 0);
+  CHECK(hash_inputs(fake_tree("hash_b").root, t.in).hex == a.hex);  // another checkout, the same sources
+
+  const fs::path gla = fs::path(t.root) / "gpu" / "gla.cu";
+  write_file(gla, "// the GLA kernel\n__global__   void gla( )\n{\n  /* nothing yet */ }\n");
+  CHECK(hash_inputs(t.root, t.in).hex == a.hex);
+  write_file(gla, "__global__ void gla() { int x; }\n");
+  const SourceHash changed = hash_inputs(t.root, t.in);
+  CHECK(changed.hex != a.hex);
+  CHECK(changed_inputs(a.files, changed.files) == std::vector<std::string>{"gpu/gla.cu"});
+  write_file(gla, "__global__ void gla() {}\n");
+  CHECK(hash_inputs(t.root, t.in).hex == a.hex);
+
+  // The launch-geometry header: a constant's value changes the hash, a comment and a reflowed line do not.
+  const fs::path geo = fs::path(t.root) / "gpu" / "launch_geometry.hpp";
+  replace_once(geo, "constexpr int kSelectSplit = 512;", "constexpr int kSelectSplit = 512;  // windows: see above");
+  replace_once(geo, "inline int64_t gla_segment_chunks(int64_t T) {", "inline int64_t\ngla_segment_chunks(int64_t  T)\n{");
+  CHECK(hash_inputs(t.root, t.in).hex == a.hex);
+  replace_once(geo, "constexpr int kSelectSplit = 512;", "constexpr int kSelectSplit = 256;");
+  const SourceHash geo_changed = hash_inputs(t.root, t.in);
+  CHECK(geo_changed.hex != a.hex);
+  CHECK(changed_inputs(a.files, geo_changed.files) == std::vector<std::string>{"gpu/launch_geometry.hpp"});
+  replace_once(geo, "constexpr int kSelectSplit = 256;", "constexpr int kSelectSplit = 512;");
+  replace_once(geo, "return std::max<int64_t>(8, (chunks + 511) / 512);", "return std::max<int64_t>(16, (chunks + 511) / 512);");
+  CHECK(hash_inputs(t.root, t.in).hex != a.hex);  // the GLA scan's segments: another reduction order
+
+  // Flags and the file list are part of it.
+  GpuInputs fast = fake_tree("hash_c").in;
+  fast.cuda_flags.push_back("--use_fast_math");
+  const SourceHash f = hash_inputs(fake_tree("hash_d").root, fast);
+  CHECK(f.hex != a.hex);
+  CHECK(changed_inputs(a.files, f.files) == std::vector<std::string>{"cuda-flags"});
+  const FakeTree moved = fake_tree("hash_e");  // same bytes, one file renamed
+  fs::rename(fs::path(moved.root) / "gpu" / "gla.hpp", fs::path(moved.root) / "gpu" / "gla2.hpp");
+  GpuInputs renamed = moved.in;
+  renamed.files[1] = "gpu/gla2.hpp";
+  CHECK(hash_inputs(moved.root, renamed).hex != a.hex);
+  CHECK(error_of([&] { hash_inputs(moved.root, moved.in); }).find("gpu/gla.hpp") != std::string::npos);
+
+  // This tree: its manifest lists the launch geometry, the shared host-device headers and every kernel.
+  const SourceHash real = gpu_source_hash();
+  for (const char* f : {"gpu/launch_geometry.hpp=", "model/bf16.hpp=", "model/synth.hpp=", "model/windows.hpp=",
+                        "gpu/gla.cu=", "model/runner_plan.hpp="})
+    CHECK(std::count_if(real.files.begin(), real.files.end(), [&](const std::string& e) { return e.rfind(f, 0) == 0; }) == 1);
+}
+
+namespace {
 
 // The golden a GPU run would give, with the peer's taps standing in for the GPU's.
 Golden peer_golden(const test::ShortRun& r, const SourceHash& h) {
@@ -43,50 +125,9 @@ Golden peer_golden(const test::ShortRun& r, const SourceHash& h) {
 
 }  // namespace
 
-TEST_CASE("source_hash: every change to a gpu/ source or a shared host-device header changes it, and nothing else does", "[golden]") {
-  const std::string dir = fake_gpu("hash_a");
-  const SourceHash a = hash_sources(dir);
-  CHECK(a.files == std::vector<std::string>{"gpu/gla.cu", "gpu/gla.hpp", "gpu/select_blocks.cu"});
-  CHECK(a.hex.rfind("fnv1a64:", 0) == 0);
-  CHECK(hash_sources(fake_gpu("hash_b")).hex == a.hex);  // another checkout, the same sources
-
-  write_file(fs::path(dir) / "notes.txt", "not a source\n");
-  CHECK(hash_sources(dir).hex == a.hex);
-  write_file(fs::path(dir) / "gla.cu", "__global__ void gla() { }\n");
-  CHECK(hash_sources(dir).hex != a.hex);
-
-  const std::string nested = fake_gpu("hash_d");  // kernels in a subfolder count too
-  fs::create_directories(fs::path(nested) / "kernels");
-  write_file(fs::path(nested) / "kernels" / "mma.cuh", "// tile\n");
-  const SourceHash n = hash_sources(nested);
-  CHECK(n.files == std::vector<std::string>{"gpu/gla.cu", "gpu/gla.hpp", "gpu/kernels/mma.cuh", "gpu/select_blocks.cu"});
-  CHECK(n.hex != a.hex);
-
-  const std::string moved = fake_gpu("hash_c");  // same bytes, one file renamed
-  fs::rename(fs::path(moved) / "gla.hpp", fs::path(moved) / "gla2.hpp");
-  CHECK(hash_sources(moved).hex != a.hex);
-  CHECK_THROWS_AS(hash_sources(dir + "/absent"), Error);
-
-  // The shared host-device headers count, framed by their own names; a missing one is an error.
-  const std::string root = test::scratch_dir("hash_shared");
-  fs::create_directories(fs::path(root) / "model");
-  write_file(fs::path(root) / "model" / "synth.hpp", "// mix\n");
-  const std::string g = fake_gpu("hash_e");
-  const SourceHash s1 = hash_sources(g, "gpu", root, {"model/synth.hpp"});
-  CHECK(s1.files.back() == "model/synth.hpp");
-  CHECK(s1.hex != a.hex);
-  write_file(fs::path(root) / "model" / "synth.hpp", "// mix, changed\n");
-  CHECK(hash_sources(g, "gpu", root, {"model/synth.hpp"}).hex != s1.hex);
-  CHECK_THROWS_AS(hash_sources(g, "gpu", root, {"model/bf16.hpp"}), Error);
-  const SourceHash real = gpu_source_hash();  // this tree: gpu/ and both shared headers
-  CHECK(std::count(real.files.begin(), real.files.end(), "model/bf16.hpp") == 1);
-  CHECK(std::count(real.files.begin(), real.files.end(), "model/synth.hpp") == 1);
-  CHECK(std::count(real.files.begin(), real.files.end(), "model/windows.hpp") == 1);
-}
-
 TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a changed gpu/ source fails it", "[golden]") {
   const test::ShortRun& r = test::short_run();  // one truth run for every section
-  const SourceHash h = hash_sources(fake_gpu("golden_gpu"));
+  const SourceHash h = fake_hash("golden_gpu");
   const std::string shown = "tests/golden/tiny-short.h5";
   const std::string rerecord =
       "build/salasim golden record --scenario scenarios/tiny-short.json --out tests/golden/tiny-short.h5";
@@ -149,15 +190,16 @@ TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a cha
 
   SECTION("gpu/ sources changed since recording fail it") {
     const Golden g = peer_golden(r, h);
-    const std::string other = fake_gpu("golden_gpu_changed");
-    write_file(fs::path(other) / "gla.cu", "__global__ void gla() { /* faster */ }\n");
-    const GoldenCheck c = check_golden(g, r.s, r.truth, hash_sources(other), shown);
+    const FakeTree other = fake_tree("golden_gpu_changed");
+    write_file(fs::path(other.root) / "gpu" / "gla.cu", "__global__ void gla() { int faster; }\n");
+    const GoldenCheck c = check_golden(g, r.s, r.truth, hash_inputs(other.root, other.in), shown);
     const std::string text = format_golden_check(c, g, shown);
     INFO(text);
     CHECK(c.report.pass());
     CHECK_FALSE(c.hash_ok());
     CHECK_FALSE(c.pass());
     CHECK(text.find("DIFFER") != std::string::npos);
+    CHECK(text.find("changed: gpu/gla.cu\n") != std::string::npos);
     CHECK(text.find(rerecord) != std::string::npos);
   }
 
@@ -185,7 +227,7 @@ TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a cha
 TEST_CASE("golden: a thinned or padded tap set, another scenario or another format fails, naming what differs",
           "[golden]") {
   const test::ShortRun& r = test::short_run();
-  const SourceHash h = hash_sources(fake_gpu("golden_set_gpu"));
+  const SourceHash h = fake_hash("golden_set_gpu");
   const std::string shown = "tests/golden/tiny-short.h5";
   const Golden full = peer_golden(r, h);
   const std::string kept = "/prefill/layer_03/sparse/attn/out";
