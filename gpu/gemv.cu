@@ -196,10 +196,12 @@ constexpr bool fast_form(int R) { return R == kResidualFast || R == kGateFast; }
 // [s * len, (s + 1) * len), s = w % S, len = in / S rounded up to 8, both rows at once; the S partial sums of a row
 // are added in warp order after a barrier (deterministic). Act: W is the fused gate|up [2I, in] and "out" is I; pair
 // c is rows c and I + c and writes act[c] (above); otherwise pair p is rows 2p, 2p + 1 of y.
-// Why split every row: a warp streams at about 2 GB/s (its loads in flight over the memory latency), so a warp that
-// owned whole rows lived for ~8 us, and the last wave's CTAs, finishing one by one, left the GPU part idle for about
-// that long at the end of every GEMV: 129 GEMVs a token. A warp owning 1024 columns (4096-wide rows: one batch of
-// loads) or 2048 (16384-wide) lives ~2 us, and the tail shrinks with it.
+// Why split every row: a warp streams only what its loads in flight carry over the memory latency, a small share of
+// the bandwidth, so a warp that owned whole rows lived long, and the last wave's CTAs, finishing one by one, left the
+// GPU partly idle for about a warp's lifetime at the end of every GEMV: 129 GEMVs a token. A warp owning 1024 columns
+// (4096-wide rows: one batch of loads) or 2048 (16384-wide) has a quarter of a 4096-wide row's columns and lives
+// about a quarter as long, and the tail shrinks with it (docs/performance.md, "Measured reasons behind kernel
+// choices").
 // Launched with programmatic dependent launch (pdl.cuh): the first batch of weights, which no kernel writes, is
 // loaded before pdl_wait(), while the kernel that writes x (a norm, a gate, the MLP activation) still runs; x is read,
 // and y written, only after it.
@@ -301,7 +303,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4) gemv_kernel(const uint16_t* __
 }
 
 // Warps a row is split over: one batch of loads a warp up to 4096-wide rows, two for the 16384-wide down projection
-// (whole rows a warp measured slower: 5.91-5.97 against 5.82-5.85 ms a 64K decode step, docs/performance.md).
+// (whole rows a warp measured slower a decode step: docs/performance.md, "Measured reasons behind kernel choices").
 int split_of(int in) { return in > 8192 ? 8 : 4; }
 
 // Res: CTAs resident at once (the occupancy the launch bounds give, times the SMs), each taking items in turn.

@@ -16,11 +16,12 @@ namespace salasim::gpu {
 // pdl_trigger that let this one start (score_pool's queries and K1, split_kernel's queries). That holds because every
 // kernel here either is launched with launch_pdl and waits before it triggers, or is an ordinary launch (then the
 // next starts only after it ends); a kernel that triggered before waiting would break it. pdl_trigger() is what
-// lets the next kernel be scheduled early. A decode step is ~200 kernels of a few microseconds each, so the launch
-// and ramp of each would otherwise sit between them on the GPU: every kernel of the decode path is launched with
-// launch_pdl and begins `pdl_wait(); pdl_trigger();` (pdl_begin; split_kernel and score_pool after their early
-// reads, gemv after its first weights), so the next kernel's CTAs are resident and waiting by the time this one
-// ends, and at most one kernel waits ahead (it triggers only once its own predecessor has finished).
+// lets the next kernel be scheduled early. A decode step is a long chain of kernels, each too short to hide its own
+// launch and ramp (docs/performance.md, "Measured reasons behind kernel choices"), so those would otherwise sit
+// between them on the GPU: every kernel of the decode path is launched with launch_pdl and begins `pdl_wait();
+// pdl_trigger();` (pdl_begin; split_kernel and score_pool after their early reads, gemv after its first weights), so
+// the next kernel's CTAs are resident and waiting by the time this one ends, and at most one kernel waits ahead (it
+// triggers only once its own predecessor has finished).
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

@@ -9,8 +9,10 @@
 //     4 mma. Per head an online max / sum of exp2 over the windows its query sees, merged over the lanes at the
 //     end: one (max, sum) pair per (query, head, split). Sub-chunks of <= 2 queries (decode) give all 8 warps
 //     the same queries and interleave the 16-window tiles instead, merging the warps' pairs in shared memory; calls
-//     of <= 2 queries take 128, 256 or 512 windows a CTA, the finest that fits one wave (select_blocks below): 4
-//     CTAs at 64K keys took 15 us a layer, tile after tile, and 64 CTAs at 1M keys as long.
+//     of <= 2 queries take 128, 256 or 512 windows a CTA, the finest that fits one wave (select_blocks below): with
+//     512 windows a CTA, the 4 CTAs of a 64K-key layer, each walking its four tiles one after another, took as long
+//     as the 64 of a 1M-key layer (a layer's time was one CTA's chain of tiles, not the work; docs/performance.md,
+//     "Measured reasons behind kernel choices").
 //  2. lse_combine  one warp per (query, head): LSE2 in log2 units over the splits the query sees; -inf when it
 //     sees no K2 window (its visible K1 windows then score +inf, as in the reference). Calls of <= 2 queries on the
 //     mma.sync score kernel (decode's) skip it: each score_pool CTA combines its own 16 heads' partials (lse_of_row,
@@ -30,8 +32,9 @@
 //     16-byte loads of 8 keys), so thread order is block order: after the two histograms (each warp finds the
 //     threshold bin itself by a suffix scan of 8 bins a lane), each thread counts its keys above the threshold
 //     and those equal to it, ONE CTA-wide scan of the pair (packed in 64 bits) gives its output offset and its rank
-//     among the ties, and it writes its ids in order. At most 5 barriers (2 when take is 0) whatever nb (chunks
-//     of 256 keys with two scans each cost 101 us a decode call at nb = 16K, 1M keys).
+//     among the ties, and it writes its ids in order. At most 5 barriers (2 when take is 0) whatever nb (the chunks
+//     of 256 keys with two scans each that this replaced put two CTA-wide scans per chunk, nb / 128 in all, on a
+//     decode call's critical path; docs/performance.md, "Measured reasons behind kernel choices").
 //
 // Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2:
 // docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU unit
@@ -122,8 +125,8 @@ __device__ void load_keys(bf16* tile, const bf16* ck, int64_t e0, int64_t n_avai
 
 // The CTA's queries into qf (staged through the tiles), then key tiles e0 + 128 kt .. (kt < n_tiles) of ck through
 // two shared-memory stages, double-buffered, body(kt, tile) called on each in order. (Issuing all of a decode CTA's
-// tiles at once, the queries staged beside them, needed 148 KB a CTA: one CTA an SM, and a 2M-key step's
-// score_pool took 37.7 us instead of 26.)
+// tiles at once, the queries staged beside them, needed 148 KB a CTA: one CTA an SM, and score_pool lost more to the
+// occupancy than it gained from the tiles in flight; docs/performance.md, "Measured reasons behind kernel choices".)
 // ready() runs once the first tile is in flight, before any body (score_pool waits there for the kernel before it).
 template <class Ready, class Body>
 __device__ void for_key_tiles(const Chunk& ch, int64_t tq0, int g, int q0, bf16* tiles, int n_tiles, const bf16* ck,
@@ -252,9 +255,10 @@ __global__ void __launch_bounds__(kThreads, kSelectCtasPerSm) lse_partial_kernel
 
 // lse: [nq, H] LSE2 in log2 units from the partials of the splits each query sees (split_w K2 windows each). One warp
 // per (query, head): the lanes load the splits side by side (one thread walking them waited on ns / 4 dependent
-// loads: 7.5 us a decode call at 1M keys, 32 splits), the max is a warp reduction, and the sum is lane l's splits
-// l, l + 32, ... in order, then a fixed xor tree over the lanes: the same bits on every run, and no serial walk of
-// the 256 splits of decode's 128-window partials at 2M keys.
+// loads, 8 round trips in a row for the 32 splits of a decode call at 1M keys; docs/performance.md, "Measured
+// reasons behind kernel choices"), the max is a warp reduction, and the sum is lane l's splits l, l + 32, ... in
+// order, then a fixed xor tree over the lanes: the same bits on every run, and no serial walk of the 256 splits of
+// decode's 128-window partials at 2M keys.
 // Row i = (query tl, head) of lse by one warp, in every lane (also score_pool's, for decode).
 __device__ float lse_of_row(const Chunk& ch, int64_t i, int kernel2, int stride2, int split_w, int64_t nsplit,
                             const float2* __restrict__ part) {
@@ -387,7 +391,8 @@ __global__ void __launch_bounds__(kThreads, kSelectCtasPerSm) score_pool_kernel(
 // ---- topk. One CTA per (query, kv group); its nb keys split into blockDim.x contiguous segments of S keys
 // (S a multiple of 8, thread i owns blocks i S .. i S + S - 1), so thread order is block order and a thread reads
 // its keys as 16-byte vectors of 8. Barriers do not grow with nb: zero the histograms, two histogram passes, one
-// scan (the chunked loops of a CTA-wide stride they replace cost two scans per 256 keys: 101 us at nb = 16K).
+// scan (the chunked loops of a CTA-wide stride they replace cost two scans per 256 keys, so their barriers grew with
+// nb: docs/performance.md, "Measured reasons behind kernel choices").
 constexpr int kTopkMaxThreads = 1024, kTopkMaxWarps = kTopkMaxThreads / 32;
 constexpr int kTopkMinThreads = 128;
 constexpr int64_t kTopkManyCtas = 256;  // a grid of this many CTAs or more fills an H200 (132 SMs) with small CTAs
@@ -504,7 +509,9 @@ __device__ int select_top(const uint16_t* __restrict__ pk, int n, int take, int 
 
   // f(c, k) for the thread's chunks of 8 keys c = 0, 8, .. < S (k: keys seg0 + c ..., 0 from n on); uniform: stop
   // only where the whole warp is past n (the histograms' warp collectives), else at the segment's end. (Keeping a
-  // decode CTA's 16 keys a thread in registers across the four passes, not reloading them from L1, measured no faster.)
+  // decode CTA's 16 keys a thread in registers across the four passes, not reloading them from L1, bought nothing
+  // measurable, so the reloads are not what bounds the kernel; docs/performance.md, "Measured reasons behind kernel
+  // choices".)
   auto chunks = [&](bool uniform, auto f) {
     const int c_end = uniform ? std::min(S, n - warp0) : seg1 - seg0;
     for (int c = 0; c < c_end; c += 8) {
@@ -606,12 +613,14 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectR
 
 // ---- split top-k (sub-chunks of <= kTopkSplitRows queries past kTopkSplitBlocks blocks: decode). One CTA per
 // (query, group) covers every key of a query in the kernel above, so a decode step at 2M tokens (32K blocks) ran two
-// CTAs for 33 us a layer. Exact in two steps: each segment of kTopkSegment blocks chooses its own top `take` candidates, then one CTA chooses among the
-// segments' choices. A candidate among the query's top `take` is among its segment's top `take` (fewer than take
-// candidates of the segment rank above it), and the segments' choices, listed segment after segment in ascending
-// block order, keep the tie rule (the lower block wins).
-// Where the two launches pay: select_blocks.decode measured 0.051 / 0.081 ms one-CTA and 0.055 / 0.068 ms split at
-// 16K / 32K blocks (1M / 2M tokens; bench/RESULTS.md), so they cross near 20K.
+// CTAs over 16K keys each, the longest of its selection's kernels. Exact in two steps: each segment of kTopkSegment
+// blocks chooses its own top `take` candidates, then one CTA chooses among the segments' choices. A candidate among
+// the query's top `take` is among its segment's top `take` (fewer than take candidates of the segment rank above
+// it), and the segments' choices, listed segment after segment in ascending block order, keep the tie rule (the
+// lower block wins).
+// Where the two launches pay: at 16K blocks (1M tokens) the second launch costs more than the split saves, at 32K
+// (2M tokens) the split is faster, so the threshold sits between (docs/performance.md, "Measured reasons behind
+// kernel choices").
 constexpr int64_t kTopkSplitBlocks = 20480;
 constexpr int kTopkSegThreads = int(kTopkSegment / 8);  // 8 keys a thread
 
@@ -784,9 +793,9 @@ void select_blocks(const SelectArgs& a, Stream s) {
   const Layout L = layout(rows, n2, nb, a.H, a.G);
   // calls of <= 2 queries (decode) may spread each query over up to 4x the CTAs, down to one 128-key tile each
   // (launch_geometry.hpp sizes their partials), where those CTAs still fit one wave: a 64K-key decode step's 4 LSE and
-  // 18 score CTAs become 16 and 68 (select_blocks.decode 34.1 -> 25.7 us on the H200), a 1M-key step's 64 LSE CTAs
-  // 256. Past one wave the coarser grid is faster (at 1M keys: 49.6 us coarse, 52.7 fine throughout): a fine CTA pays
-  // the same fixed latencies (queries, then keys, from memory) for less work. Whether the finer grids may be taken
+  // 18 score CTAs become 16 and 68, a 1M-key step's 64 LSE CTAs 256, and each CTA's chain of tiles shortens. Past one
+  // wave the coarser grid is faster: a fine CTA pays the same fixed latencies (queries, then keys, from memory) for
+  // less work (docs/performance.md, "Measured reasons behind kernel choices"). Whether the finer grids may be taken
   // is decided by the call's T, not the sub-chunk's size, so that a smaller workspace never changes a prefill
   // query's grids or engine, hence its bits (a layout of <= 2 rows holds coarse splits too). Which finer grid a call
   // of 2 queries takes follows its sub-chunk's keys: split into 1-query sub-chunks (a workspace of one query), the
@@ -802,7 +811,8 @@ void select_blocks(const SelectArgs& a, Stream s) {
     return a.geometry == SelectArgs::Geometry::fine || ctas_per_group * a.G <= kSelectCtasPerSm * sm_count();
   };
   // K2 windows a decode LSE CTA takes: 128, 256 or 512 (one, two or four tiles), the finest that fits one wave (1M
-  // keys: 128, 256 CTAs; 2M: 256), where one fixed 512 took 15 us a layer at 1M on 64 CTAs, four tiles each in turn
+  // keys: 128, 256 CTAs; 2M: 256), where one fixed 512 left a 1M-key layer on 64 CTAs walking four tiles each in
+  // turn (docs/performance.md, "Measured reasons behind kernel choices")
   const auto lse_split = [&](int64_t n2c) {
     for (int w = kSelectSplitFine; w < kSelectSplit; w *= 2)
       if (fine((n2c + w - 1) / w)) return w;

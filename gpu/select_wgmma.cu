@@ -1,7 +1,8 @@
 // The selection's two scoring passes on Hopper's warpgroup MMA (wgmma, sm_90a): lse_partial_wg and score_pool_wg, the
 // functions of select_blocks.cu's lse_partial and score_pool (same grids, arguments and outputs) for prefill
-// sub-chunks, where those mma.sync kernels stall on their own dependency chains (Nsight Compute on the 1M chunk:
-// tensor pipe 25-39%, 0.5 instructions a cycle, top stall a fixed-latency dependency).
+// sub-chunks, where those mma.sync kernels stall on their own dependency chains (under Nsight Compute on the 1M chunk
+// their tensor pipe is busy well under half the time, half their issue slots go unused, and the top stall is a
+// fixed-latency dependency: docs/performance.md, "Measured reasons behind kernel choices").
 //
 // A CTA is 4 warpgroups (512 threads) and 16 queries; warp w takes query w, so its 16 rows of the warpgroup's M = 64
 // are that query's 16 heads and its A operand (the query's Q, 16 heads x 128) stays in registers (32 a thread) for the
@@ -104,7 +105,8 @@ __device__ void issue_tile(RingCtl& ctl, unsigned char* ring, const CUtensorMap*
 // slowest (a CTA barrier a tile kept the four in step: each tile cost the four warpgroups' products plus the last
 // one's exponentials). A warpgroup's own products are waited on before its epilogue: what runs beside them is the
 // other warpgroups' exponentials (two halves of a tile in flight by turns, 32 accumulators each, measured slower:
-// 35.2 against 31.4 ms for a 16K chunk at 1M, bench/RESULTS.md).
+// the narrower products cost more than the overlap they bought; docs/performance.md, "Measured reasons behind kernel
+// choices").
 //
 // Tiles kt < n_active (a prefix: the warpgroup's queries see windows only there; warp-uniform, so that ptxas keeps
 // the products asynchronous) get epi(kt, d); every tile then gets done(kt). Ends with a CTA barrier.

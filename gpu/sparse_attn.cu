@@ -19,7 +19,8 @@
 // per split; combine_kernel, a CTA per query row, merges the splits (flash-decoding). A
 // decode step thereby runs 96 CTAs per sparse layer (k_sel = 96, G = 2), each over <= 2 blocks: what bounds a
 // decode call is latency (a block's load, a barrier), not bytes (6 MiB of K/V per layer), so short chains over many
-// SMs win; 8 slots per split (24 CTAs) measured 43 us a call under Nsight Compute (docs/performance.md).
+// SMs win; 8 slots per split (24 CTAs, each a chain of 8 blocks) measured slower a call under Nsight Compute
+// (docs/performance.md, "Measured reasons behind kernel choices").
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -376,9 +377,9 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __rest
 // threads; lane d4 owns output dims 4 d4 .. 4 d4 + 3, warp w the splits w, w + kCombLanes, ... In chunks of
 // kCombLanes x kCombPer splits, every (max, sum) pair and float4 of partial O of a thread's splits is loaded at once
 // (one round trip), the chunk's max found over the CTA, and each warp's rescaled sums added in split order; at the end
-// the warps' sums are added in warp order (the same bits on every run). The kernel of a CTA per 4 rows, one thread
-// per dim walking the 48 splits of a decode call, took 11.4 us a call under Nsight Compute at 1M keys: 6 dependent
-// rounds of loads on 8 CTAs.
+// the warps' sums are added in warp order (the same bits on every run). The kernel it replaced, a CTA per 4 rows and
+// one thread per dim walking the 48 splits of a decode call, waited on 6 dependent rounds of loads on 8 CTAs
+// (docs/performance.md, "Measured reasons behind kernel choices").
 constexpr int kCombLanes = 8, kCombPer = 8, kCombThreads = kCombLanes * kHd / 4;
 __global__ void __launch_bounds__(kCombThreads) combine_kernel(int nsplit, int G, const float2* __restrict__ part_ml,
                                                                const float* __restrict__ part_o,
