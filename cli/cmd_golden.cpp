@@ -27,6 +27,7 @@ struct GoldenArgs {
   std::string scenario;
   std::string golden;  // record: --out; check: --golden
   bool all = false;
+  bool force = false;  // record: replace an existing --out
 };
 
 std::string golden_for(const std::string& scenario_name) { return "tests/golden/" + scenario_name + ".h5"; }
@@ -36,25 +37,29 @@ int run_record(const GoldenArgs& a) {
   std::string why;
   std::unique_ptr<Backend> gpu = make_gpu_backend(&why);
   if (!gpu)
-    fail("golden record needs the GPU backend, and there is none here: {}. A golden holds GPU numerics: record it "
-         "on a machine with an NVIDIA GPU and a CUDA build: build/salasim golden record --scenario {}",
-         why, source_relative(scenario_path));
+    fail(
+        "golden record needs the GPU backend, and there is none here: {}. A golden holds GPU numerics: record it "
+        "on a machine with an NVIDIA GPU and a CUDA build: build/salasim golden record --scenario {}",
+        why, source_relative(scenario_path));
   const Scenario s = load_scenario(scenario_path);
   const std::string out = a.golden.empty() ? std::string(SALASIM_SOURCE_DIR) + "/" + golden_for(s.name) : a.golden;
   if (fs::path(out).has_parent_path()) make_output_folder(fs::path(out).parent_path().string(), "--out");
+  check_output_file(out, a.force, "--out");  // before the GPU run, not after it
   fmt::print("golden record: {} on {} ({})\n", gpu->name(), s.name, source_relative(scenario_path));
   std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
   const Truth truth = run_truth(s, TapFilter::all(), w);
   VerifyResult v = verify_backend(s, truth, *gpu);
   fmt::print("{}", format_report(v.report, PrintOptions{true}));
   if (!v.report.pass()) {
-    fmt::print("golden record: the GPU run fails verify, so no golden was written (fix it, or see "
-               "`salasim verify --backend gpu --scenario {} --dump DIR`)\n",
-               source_relative(scenario_path));
+    fmt::print(
+        "golden record: the GPU run fails verify, so no golden was written (fix it, or see "
+        "`salasim verify --backend gpu --scenario {} --dump DIR`)\n",
+        source_relative(scenario_path));
     return 1;
   }
-  const Golden g = make_golden(s, source_relative(scenario_path), v.run, gpu->name(), gpu_source_hash(), git_revision());
-  write_golden(out, g);
+  const Golden g =
+      make_golden(s, source_relative(scenario_path), v.run, gpu->name(), gpu_source_hash(), git_revision());
+  write_golden(out, g, a.force);
   fmt::print("wrote {}: {} taps ({} prefill rows, {} decode steps), {:.1f} MB, device {}, GPU sources {}\n", out,
              g.taps.size(), g.meta.rows.size(), s.decode_steps, double(fs::file_size(out)) / 1e6, g.meta.device,
              g.meta.gpu_hash);
@@ -68,9 +73,10 @@ int run_check(const GoldenArgs& a) {
     const Scenario s = load_scenario(sp);
     golden = data_path(golden_for(s.name));
     if (!fs::exists(golden))
-      fail("no golden for scenario '{}' ({} does not exist): record one on a GPU machine with `build/salasim golden "
-           "record --scenario {}`",
-           s.name, golden_for(s.name), source_relative(sp));
+      fail(
+          "no golden for scenario '{}' ({} does not exist): record one on a GPU machine with `build/salasim golden "
+          "record --scenario {}`",
+          s.name, golden_for(s.name), source_relative(sp));
   }
   const Golden g = read_golden(golden);
   const std::string scenario_path = data_path(a.scenario.empty() ? g.meta.scenario_path : a.scenario);
@@ -115,16 +121,18 @@ int run_inputs(const InputsArgs& a) {
   const GpuInputs manifest = read_gpu_inputs(manifest_path);
   const std::vector<std::string> diff = diff_gpu_inputs(manifest, build);
   if (diff.empty()) {
-    fmt::print("golden inputs: {} lists exactly what the build in {} compiles for the GPU path ({} files, CUDA flags "
-               "'{}'); hash {}\n",
-               kGpuInputsFile, a.build, manifest.files.size(), fmt::join(manifest.cuda_flags, " "),
-               hash_inputs(root, manifest).hex);
+    fmt::print(
+        "golden inputs: {} lists exactly what the build in {} compiles for the GPU path ({} files, CUDA flags "
+        "'{}'); hash {}\n",
+        kGpuInputsFile, a.build, manifest.files.size(), fmt::join(manifest.cuda_flags, " "),
+        hash_inputs(root, manifest).hex);
     return 0;
   }
   fmt::print("golden inputs: FAIL: {} and the build in {} differ:\n", kGpuInputsFile, a.build);
   for (const std::string& d : diff) fmt::print("  {}\n", d);
-  fmt::print("The golden hash must cover what the GPU path compiles: `build/salasim golden inputs --write`, then "
-             "re-record the goldens on a GPU (docs/goldens.md).\n");
+  fmt::print(
+      "The golden hash must cover what the GPU path compiles: `build/salasim golden inputs --write`, then "
+      "re-record the goldens on a GPU (docs/goldens.md).\n");
   return 1;
 }
 
@@ -135,15 +143,20 @@ void add_golden(CLI::App& app, Run& run) {
   g->require_subcommand(1);
 
   auto r = std::make_shared<GoldenArgs>();
-  CLI::App* rec = g->add_subcommand("record", "Verify the GPU backend on a scenario and write its golden (needs a GPU)");
+  CLI::App* rec =
+      g->add_subcommand("record", "Verify the GPU backend on a scenario and write its golden (needs a GPU)");
   rec->add_option("--scenario", r->scenario, "scenario file")->required();
-  rec->add_option("--out", r->golden, "golden file (default tests/golden/<scenario>.h5 in the source tree)");
+  rec->add_option("--out", r->golden,
+                  "golden file (default tests/golden/<scenario>.h5 in the source tree; refused "
+                  "when it exists, unless --force)");
+  rec->add_flag("--force", r->force, "replace --out when it exists (re-recording a committed golden)");
   rec->callback([r, &run] { run = [r] { return run_record(*r); }; });
 
   auto c = std::make_shared<GoldenArgs>();
   CLI::App* chk = g->add_subcommand(
-      "check", "Check a golden against the reference and the current gpu/ sources (CPU; exit 1 with the re-record "
-               "command on failure)");
+      "check",
+      "Check a golden against the reference and the current gpu/ sources (CPU; exit 1 with the re-record "
+      "command on failure)");
   chk->add_option("--scenario", c->scenario, "scenario file (default: the one the golden was recorded on)");
   chk->add_option("--golden", c->golden, "golden file (default tests/golden/<scenario>.h5)");
   chk->add_flag("--all", c->all, "print every tap, not only the failing ones");
@@ -151,8 +164,9 @@ void add_golden(CLI::App& app, Run& run) {
 
   auto in = std::make_shared<InputsArgs>();
   CLI::App* inp = g->add_subcommand(
-      "inputs", "Compare gpu/golden_inputs.txt, the files and flags the golden hash covers, with what a CUDA build's "
-                "compiler reports (exit 1 naming each difference); --write rewrites it from the build");
+      "inputs",
+      "Compare gpu/golden_inputs.txt, the files and flags the golden hash covers, with what a CUDA build's "
+      "compiler reports (exit 1 naming each difference); --write rewrites it from the build");
   inp->add_option("--build", in->build, "the CUDA build folder (default: the one this binary was built in)")
       ->capture_default_str();
   inp->add_flag("--write", in->write, "rewrite gpu/golden_inputs.txt from the build");

@@ -3,7 +3,6 @@
 // for --help and for the checks; the output is a tap dump (docs/formats.md) whose datasets are named as the model's
 // taps, so `salasim diff` compares the outputs of two backends with the tolerance table.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -13,6 +12,7 @@
 #include "compare/hdf5_io.hpp"
 #include "compare/metrics.hpp"
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 
 namespace salasim::cli {
 
@@ -25,17 +25,18 @@ struct OpArgs {
 
 int run_op(const op::OpSpec& spec, const OpArgs& a) {
   namespace fs = std::filesystem;
-  // The output place is refused before anything is read or run; an existing file is kept unless --force.
-  if (fs::exists(a.out) && !a.force)
-    fail("--out {}: exists; pass --force to replace it, or choose another --out (nothing was overwritten)", a.out);
+  // The output place is refused before anything is read or run; an existing file is kept unless --force
+  // (model/output_file.hpp).
   if (fs::is_directory(a.out)) fail("--out {}: is a folder; expected a file name", a.out);
   if (const fs::path dir = fs::path(a.out).parent_path(); !dir.empty()) make_output_folder(dir.string(), "--out");
+  check_output_file(a.out, a.force, "--out");
 #ifdef SALASIM_HAVE_CUDA
   if (a.backend == "gpu") check_gpu();  // before a large file is read
 #else
   if (a.backend == "gpu")
-    fail("salasim op --backend gpu needs the CUDA path, and this build has none (configure with nvcc on PATH, "
-         "SALASIM_CUDA=ON); --backend reference and peer run here");
+    fail(
+        "salasim op --backend gpu needs the CUDA path, and this build has none (configure with nvcc on PATH, "
+        "SALASIM_CUDA=ON); --backend reference and peer run here");
 #endif
   const op::OpInputs x = op::read_op_inputs(spec, a.in);
 
@@ -59,17 +60,10 @@ int run_op(const op::OpSpec& spec, const OpArgs& a) {
   info.extra["op_input"] = a.in;
   // Written beside the target and renamed over it, so a failed write leaves no partial file and --force loses
   // nothing until the new file is whole.
-  const std::string tmp = a.out + fmt::format(".tmp-{}", getpid());
-  try {
-    write_taps(tmp, taps, info);
-    fs::rename(tmp, a.out);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
+  write_taps(a.out, taps, info, FloatStorage::Float64, false, a.force);
   std::string shapes;
-  for (const op::OutputSpec& o : spec.outputs) shapes += fmt::format("\n  {} {}", o.tap, format_shape(taps.at(o.tap).shape));
+  for (const op::OutputSpec& o : spec.outputs)
+    shapes += fmt::format("\n  {} {}", o.tap, format_shape(taps.at(o.tap).shape));
   fmt::print("{} ({}): wrote {} output(s) to {}:{}\n", spec.name, backend, taps.size(), a.out, shapes);
   return kExitOk;
 }

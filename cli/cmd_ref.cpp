@@ -28,6 +28,7 @@ struct Args {
   bool json = false;
   std::vector<std::string> taps{"*"};
   std::string dump_taps;  // a tap dump of every recorded tap
+  bool force = false;     // replace an existing --dump-taps
 };
 
 // A tap's summary, folded as its rows arrive, so the run keeps no tap (the dump, if any, streams to its file).
@@ -82,7 +83,7 @@ int run(const Args& a) {
   // allocating if too big.
   const bool all_taps = a.taps.size() == 1 && a.taps[0] == "*";
   check_reference_fits(s, a.peer ? "ref --peer" : "ref", 0);
-  if (!a.dump_taps.empty()) check_dump_target(a.dump_taps, all_taps ? run_tap_bytes(s) : 0);
+  if (!a.dump_taps.empty()) check_dump_target(a.dump_taps, all_taps ? run_tap_bytes(s) : 0, a.force);
   ref::RefOptions opt;
   opt.num = a.peer ? ref::peer() : ref::f64();
   opt.rope = a.exact_rope ? ref::RopeAngles::Exact : ref::RopeAngles::Fp32;
@@ -92,7 +93,7 @@ int run(const Args& a) {
   if (a.dump_taps.empty()) {
     r = run_reference_to(s, opt, TapFilter{a.taps}, summary);
   } else {
-    TapFileSink file(a.dump_taps, dump_info(s, a.peer ? "peer" : "reference"));
+    TapFileSink file(a.dump_taps, dump_info(s, a.peer ? "peer" : "reference"), false, a.force);
     TeeSink both(file, summary);
     r = run_reference_to(s, opt, TapFilter{a.taps}, both);
     dumped = file.close();
@@ -108,17 +109,22 @@ int run(const Args& a) {
     j["precision"] = a.peer ? "bf16-peer" : "float64";
     j["prompt_tokens"] = s.prompt.size();
     j["prefill_mode"] = sparse ? "sparse" : "dense";
-    for (const PhaseTime& p : r.times) j["times"].push_back({{"phase", p.phase}, {"tokens", p.tokens}, {"seconds", p.seconds}});
+    for (const PhaseTime& p : r.times)
+      j["times"].push_back({{"phase", p.phase}, {"tokens", p.tokens}, {"seconds", p.seconds}});
     if (!a.dump_taps.empty()) j["dump_taps"] = {{"file", a.dump_taps}, {"taps", dumped}};
     for (auto& [name, t] : rows)
-      j["taps"].push_back({{"name", name}, {"shape", t->shape}, {"rms", t->rms()}, {"max_abs", t->max_abs}, {"nonfinite", t->nonfinite}});
+      j["taps"].push_back({{"name", name},
+                           {"shape", t->shape},
+                           {"rms", t->rms()},
+                           {"max_abs", t->max_abs},
+                           {"nonfinite", t->nonfinite}});
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
   fmt::print("reference ({}) on {}: {} ({}), prompt {} tokens ({} prefill{}), {} decode steps\n",
              a.peer ? "bf16 peer" : "float64", s.name, s.cfg.source, s.weights.describe(), s.prompt.size(),
-             sparse ? "sparse" : "dense",
-             s.prefill_chunk > 0 ? fmt::format(", pieces of {}", s.prefill_chunk) : "", s.decode_steps);
+             sparse ? "sparse" : "dense", s.prefill_chunk > 0 ? fmt::format(", pieces of {}", s.prefill_chunk) : "",
+             s.decode_steps);
   fmt::print("{:<14} {:<28} {:>22} {:>12} {:>12}\n", "where", "tap", "shape", "rms", "max|x|");
   for (auto& [name, t] : rows) {
     const Summary& sm = *t;
@@ -128,7 +134,8 @@ int run(const Args& a) {
                sm.nonfinite ? fmt::format("  {} NON-FINITE", sm.nonfinite) : "");
   }
   for (const PhaseTime& p : r.times)
-    fmt::print("{}: {} tokens in {:.2f} s ({:.1f} tokens/s)\n", p.phase, p.tokens, p.seconds, double(p.tokens) / p.seconds);
+    fmt::print("{}: {} tokens in {:.2f} s ({:.1f} tokens/s)\n", p.phase, p.tokens, p.seconds,
+               double(p.tokens) / p.seconds);
   if (!a.dump_taps.empty()) fmt::print("wrote {} taps, all rows, to {}\n", dumped, a.dump_taps);
   return 0;
 }
@@ -146,8 +153,12 @@ void add_ref(CLI::App& app, Run& run_out) {
               "allow prompt + decode past the config's max_position_embeddings, up to 4x it");
   c->add_flag("--peer", a->peer, "run the bf16-emulating peer instead of float64");
   c->add_flag("--exact-rope", a->exact_rope, "float64 RoPE angles instead of the model's fp32 angle table");
-  c->add_option("--taps", a->taps, "tap patterns to record (default all), e.g. layer_00/ final/")->capture_default_str();
-  c->add_option("--dump-taps", a->dump_taps, "also write every recorded tap, all rows, to this HDF5 tap dump");
+  c->add_option("--taps", a->taps, "tap patterns to record (default all), e.g. layer_00/ final/")
+      ->capture_default_str();
+  c->add_option("--dump-taps", a->dump_taps,
+                "also write every recorded tap, all rows, to this HDF5 tap dump "
+                "(refused when it exists, unless --force)");
+  c->add_flag("--force", a->force, "replace --dump-taps when it exists");
   c->add_flag("--json", a->json, "machine-readable output");
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }

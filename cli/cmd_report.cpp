@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "model/limits.hpp"
+#include "model/output_file.hpp"
 #include "reports/context.hpp"
 #include "reports/report.hpp"
 
@@ -16,14 +17,19 @@ struct ReportArgs {
   std::string contexts;
   std::vector<std::string> configs;
   std::vector<std::string> hw;
+  bool force = false;  // replace an existing --out folder
 };
 
 int run_report(ReportArgs a) {
   if (!a.contexts.empty()) a.opt.contexts = reports::parse_contexts(a.contexts);
   if (!a.configs.empty()) a.opt.configs = a.configs;
   if (!a.hw.empty()) a.opt.hw = a.hw;
-  make_output_folder(a.opt.out, "--out");
+  // The bundle is built in a temporary folder beside --out and renamed into place whole (model/output_file.hpp): an
+  // existing folder is kept unless --force, and a failed or interrupted run leaves none.
+  OutputFolder folder(a.opt.out, a.force, "--out");
+  a.opt.dir = folder.temp();
   const reports::ReportOutcome r = reports::write_report(a.opt);
+  folder.commit();
   fmt::print("wrote {} files to {}/ (open {}/README.md)\n", r.files.size(), a.opt.out, a.opt.out);
   for (const std::string& c : r.calibration) fmt::print("  {}\n", c);
   fmt::print("  {}\n", r.plots_note);
@@ -36,12 +42,15 @@ int run_report(ReportArgs a) {
 void add_report(CLI::App& app, Run& run) {
   auto a = std::make_shared<ReportArgs>();
   CLI::App* c = app.add_subcommand("report", "Write the VRAM / latency report bundle: README.md, CSV tables, plots");
-  c->add_option("--out", a->opt.out, "output folder")->capture_default_str();
+  c->add_option("--out", a->opt.out, "output folder (refused when it exists, unless --force)")->capture_default_str();
+  c->add_flag("--force", a->force, "replace the --out folder when it exists");
   c->add_option("--context", a->contexts, "context lengths (default 4K,8K,...,2048K)");
   c->add_option("--config", a->configs,
                 "configs, repeatable (default scenarios/models/minicpm-sala-9b.json and qwen3-8b.json)");
   c->add_option("--hw", a->hw, "hardware profiles, repeatable (default h200, a6000d, rtx5090)");
-  c->add_option("--chunk", a->opt.ws.chunk, "prefill chunk in tokens")->check(whole_number(1, kMaxChunk))->capture_default_str();
+  c->add_option("--chunk", a->opt.ws.chunk, "prefill chunk in tokens")
+      ->check(whole_number(1, kMaxChunk))
+      ->capture_default_str();
   c->add_option("--checkpoint", a->opt.checkpoint,
                 "safetensors checkpoint folder: check every count of architecture.html against its headers (exit 1 "
                 "when one differs)");

@@ -25,9 +25,12 @@
 #include "model/error.hpp"
 #include "model/generate.hpp"
 #include "model/limits.hpp"
+#include "model/output_file.hpp"
 #include "model/tap_select.hpp"
 #include "model/weights.hpp"
 #include "reports/context.hpp"
+#include "reports/run_record.hpp"
+#include "scenarios/no_gpu.hpp"
 #include "scenarios/scenario.hpp"
 #ifdef SALASIM_HAVE_CUDA
 #include <cuda_profiler_api.h>
@@ -109,18 +112,19 @@ struct Args {
   uint64_t seed = 1;
   bool json = false;
   std::string json_out;  // also write the JSON record here
+  bool force = false;    // replace an existing --json-out or --dump-taps
   bool plan_only = false;
   double time_limit = 0;  // seconds; 0 = none
   bool extrapolate = false;
-  int profiler_steps = 0;  // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
+  int profiler_steps = 0;       // decode steps bracketed by cudaProfilerStart/Stop (ncu --profile-from-start off)
   std::string gemv = "custom";  // "custom" or "cublas" for the single-token GEMMs (RunnerOptions::gemv)
-  std::string pdl = "on";    // "on" or "off": programmatic dependent launch (RunnerOptions::pdl)
-  std::string fuse = "on";   // "on", "off" or a list of residual, gate, rope (fusion_of; RunnerOptions::fusion)
-  std::string ahead = "on";  // decode steps enqueued one ahead, the token picked on the device (model/generate.hpp)
-  int64_t prompt_seed = -1;  // the prompt's random tokens; -1: --seed
-  std::string dump_taps;     // tap dump of the chosen taps and rows
-  std::string taps;          // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
-  std::string rows;          // --rows: prefill rows (model/tap_select.hpp RowList); "" = all
+  std::string pdl = "on";       // "on" or "off": programmatic dependent launch (RunnerOptions::pdl)
+  std::string fuse = "on";      // "on", "off" or a list of residual, gate, rope (fusion_of; RunnerOptions::fusion)
+  std::string ahead = "on";     // decode steps enqueued one ahead, the token picked on the device (model/generate.hpp)
+  int64_t prompt_seed = -1;     // the prompt's random tokens; -1: --seed
+  std::string dump_taps;        // tap dump of the chosen taps and rows
+  std::string taps;             // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
+  std::string rows;             // --rows: prefill rows (model/tap_select.hpp RowList); "" = all
   std::string command_line;
 };
 
@@ -142,9 +146,10 @@ std::optional<DumpChoice> choose_dump(const Args& a, const ModelConfig& c, int64
     return std::nullopt;
   }
   if (a.taps.empty())
-    fail("--dump-taps {}: give --taps PATTERN (tap names or globs, comma-separated, e.g. layer_*/residual/h or "
-         "layer_03/lightning/gla/out; '*' for every tap)",
-         a.dump_taps);
+    fail(
+        "--dump-taps {}: give --taps PATTERN (tap names or globs, comma-separated, e.g. layer_*/residual/h or "
+        "layer_03/lightning/gla/out; '*' for every tap)",
+        a.dump_taps);
   DumpChoice d;
   d.patterns = split_patterns(a.taps);
   d.filter = TapFilter{d.patterns};
@@ -154,7 +159,7 @@ std::optional<DumpChoice> choose_dump(const Args& a, const ModelConfig& c, int64
   check_patterns(d.patterns, catalog);
   d.budget = dump_budget(catalog, d.filter, N, d.row_ids, std::min<int64_t>(a.chunk, N));
   for (const SelectedTap& t : d.budget.taps) d.scores = d.scores || tap_kind(t.name) == "sparse/select/scores";
-  check_dump_target(a.dump_taps, d.budget.file_bytes);
+  check_dump_target(a.dump_taps, d.budget.file_bytes, a.force);
   // The parts of the host memory the recorder needs: one call's largest tap, and the state taps of the phase that
   // holds the most (each phase's are written when it ends).
   std::map<std::string, std::pair<double, int>> state;  // phase -> bytes, taps
@@ -164,74 +169,123 @@ std::optional<DumpChoice> choose_dump(const Args& a, const ModelConfig& c, int64
       bytes += t.file_bytes;
       ++n;
     }
-  std::string detail = fmt::format("  one forward call's largest tap, {} ({} rows of --chunk {}), as downloaded and "
-                                   "as float64: {:.2f} GB\n",
-                                   d.budget.largest_download, std::min<int64_t>(a.chunk, N), a.chunk,
-                                   d.budget.download_bytes / 1e9);
+  std::string detail = fmt::format(
+      "  one forward call's largest tap, {} ({} rows of --chunk {}), as downloaded and "
+      "as float64: {:.2f} GB\n",
+      d.budget.largest_download, std::min<int64_t>(a.chunk, N), a.chunk, d.budget.download_bytes / 1e9);
   const auto most = std::max_element(state.begin(), state.end(),
                                      [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
   if (most != state.end())
-    detail += fmt::format("  state taps of /{} (the phase that holds the most; each phase's are written when it "
-                          "ends): {} taps, {:.2f} GB\n",
-                          most->first, most->second.second, most->second.first / 1e9);
+    detail += fmt::format(
+        "  state taps of /{} (the phase that holds the most; each phase's are written when it "
+        "ends): {} taps, {:.2f} GB\n",
+        most->first, most->second.second, most->second.first / 1e9);
   detail += "Choose fewer taps (a phase: /prefill/...), fewer rows, or a smaller --chunk.";
-  check_host_memory(d.budget.held_bytes, fmt::format("--dump-taps {} (--taps {}, --rows {})", a.dump_taps, a.taps,
-                                                     a.rows.empty() ? "all" : a.rows),
+  check_host_memory(d.budget.held_bytes,
+                    fmt::format("--dump-taps {} (--taps {}, --rows {})", a.dump_taps, a.taps,
+                                a.rows.empty() ? "all" : a.rows),
                     detail);
   return d;
 }
 
-int run(const Args& a) {
-  const ModelConfig c = load_config(data_path(a.config));
+// What a run is asked to do, checked before weights are read or a GPU is asked for: the config, the one context,
+// the positions, the output places, the dump's choice; then the weights (a checkpoint's headers against the
+// inventory, --plan included).
+struct Prepared {
+  ModelConfig c;
+  int64_t N = 0;
+  std::optional<DumpChoice> dump;
+  WeightSource w;
+};
+Prepared prepare(const Args& a) {
+  Prepared p;
+  p.c = load_config(data_path(a.config));
   const std::vector<int64_t> contexts = reports::parse_contexts(a.context);
   if (contexts.size() != 1) fail("--context {}: give one context length", a.context);
-  const int64_t N = contexts[0];
-  if (a.profiler_steps > a.decode - std::min(8, a.decode / 4))
-    fail("--profiler-steps {}: at most {} with --decode {} (the last quarter of the steps, at most 8, carry CUDA events)",
-         a.profiler_steps, a.decode - std::min(8, a.decode / 4), a.decode);
-  check_positions(c, N, a.decode, a.extrapolate, fmt::format("--context {} --decode {}", a.context, a.decode));
-  if (const auto dir = std::filesystem::path(a.json_out).parent_path(); !a.json_out.empty() && !dir.empty())
-    make_output_folder(dir.string(), "--json-out");  // refused now, not after the run
-  const std::optional<DumpChoice> dump = choose_dump(a, c, N);  // bad choices refused before weights or a GPU
-  // The checkpoint is validated (headers against the inventory) before anything else, --plan included.
-  const WeightSource w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(c));
-#ifndef SALASIM_HAVE_CUDA
-  (void)w;
-  (void)dump;
-  fail("salasim run needs the CUDA path, and this build has none (configure with nvcc on PATH, SALASIM_CUDA=ON); "
-       "the memory plan without it: salasim model memory --config {} --context {}",
-       a.config, N);
-#else
+  p.N = contexts[0];
+  const int most = a.decode - reports::profiled_steps(a.decode);
+  if (a.profiler_steps > most)
+    fail(
+        "--profiler-steps {}: at most {} with --decode {} (the last quarter of the steps, at most 8, carry CUDA events)",
+        a.profiler_steps, most, a.decode);
+  check_positions(p.c, p.N, a.decode, a.extrapolate, fmt::format("--context {} --decode {}", a.context, a.decode));
+  if (!a.json_out.empty()) {  // refused now, not after the run
+    if (const auto dir = std::filesystem::path(a.json_out).parent_path(); !dir.empty())
+      make_output_folder(dir.string(), "--json-out");
+    check_output_file(a.json_out, a.force, "--json-out");
+  }
+  p.dump = choose_dump(a, p.c, p.N);  // bad choices refused before weights or a GPU
+  p.w = a.checkpoint.empty() ? synthetic_weights(a.seed) : checkpoint_weights(a.checkpoint, tensor_inventory(p.c));
+  return p;
+}
+
+#ifdef SALASIM_HAVE_CUDA
+gpu::RunnerOptions runner_options(const Args& a, const Prepared& p) {
   gpu::RunnerOptions o;
-  o.max_context = N + a.decode;
+  o.max_context = p.N + a.decode;
   o.chunk = a.chunk;
   o.profile = true;
-  o.taps = dump && dump->scores;  // the pooled block scores' buffers
+  o.taps = p.dump && p.dump->scores;  // the pooled block scores' buffers
   o.gemv = a.gemv == "cublas" ? gpu::Gemv::cublas : gpu::Gemv::custom;
   o.pdl = a.pdl == "on";
   o.fusion = fusion_of(a.fuse);
-  if (a.plan_only) {
-    fmt::print("memory plan for context {} + {} decode, chunk {}:\n{}", N, a.decode, a.chunk, gpu::plan_memory(c, o).table());
-    if (dump)
-      fmt::print("--dump-taps {}: {} taps, {:.3f} GB on disk, {:.3f} GB of host memory at most\n", a.dump_taps,
-                 dump->budget.taps.size(), dump->budget.file_bytes / 1e9, dump->budget.held_bytes / 1e9);
-    return 0;
-  }
-  std::string why;
-  if (!gpu::available(&why)) fail("salasim run needs a GPU: {}", why);
-  using clock = std::chrono::steady_clock;
-  auto t0 = clock::now();
-  gpu::Runner r(c, w, o);
-  const double load_s = std::chrono::duration<double>(clock::now() - t0).count();
-  const std::vector<int32_t> prompt = random_tokens(a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed, N, c.vocab_size);
+  return o;
+}
 
-  // The prompt goes in chunk-sized pieces (the same computation as one call: absolute positions, the mode fixed by
-  // the total length) so progress can be shown and a time limit can stop a run cleanly between chunks. Generation
-  // is Runner::generate, the loop `salasim ruler run` uses too: `--decode D` generates D + 1 tokens, the first from
-  // the prefill's logits, so D decode steps are timed.
-  const int64_t report_every = std::max<int64_t>(a.chunk, N / 16);
+reports::ClassTimes class_times(const gpu::PhaseTimes& t) {
+  return {t.gemm, t.select, t.sparse_attn, t.dense_attn, t.gla, t.other};
+}
+std::string class_line(const reports::ClassTimes& t, const char* unit) {
+  return fmt::format(
+      "gemm {:.3f}{u}, select {:.3f}{u}, sparse_attn {:.3f}{u}, dense_attn {:.3f}{u}, gla {:.3f}{u}, "
+      "other {:.3f}{u}",
+      t[0], t[1], t[2], t[3], t[4], t[5], fmt::arg("u", unit));
+}
+
+// --dump-taps: the file, the row selection over it and the recorder, opened before the run.
+struct DumpFile {
+  std::unique_ptr<TapFileSink> file;
+  std::unique_ptr<RowSelectSink> sink;
+  std::unique_ptr<TapRecorder> rec;
+};
+DumpFile open_dump(const Args& a, const Prepared& p) {
+  DumpFile d;
+  DumpInfo info;
+  info.scenario = fmt::format("run {} context {}", std::filesystem::path(p.c.source).stem().string(), p.N);
+  info.git_revision = git_revision();
+  info.backend = "cuda:" + gpu::device_name();
+  info.extra = {{kTapSelectionAttr, a.taps},
+                {kRowSelectionAttr, a.rows.empty() ? "all" : a.rows},
+                {"config", p.c.source},
+                {"weights", p.w.describe()},
+                {"prompt",
+                 fmt::format("{} random tokens, seed {}", p.N, a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed)},
+                {"command", a.command_line}};
+  d.file = std::make_unique<TapFileSink>(a.dump_taps, info, !p.dump->rows.all, a.force);
+  d.sink = std::make_unique<RowSelectSink>(*d.file, p.dump->row_ids, p.dump->rows.all);
+  d.rec = std::make_unique<TapRecorder>(TapRecorder{p.dump->filter, nullptr, "prefill", d.sink.get()});
+  return d;
+}
+
+// What the generation measured: the loop's result, the prefill's and the whole run's times per op class.
+struct Measured {
+  Generation gen;
+  reports::ClassTimes prefill{}, all{};
+  std::string dumped;        // the dump's line, when one was written
+  nlohmann::json dump_json;  // the record's "dump_taps"
+};
+
+// The prompt goes in chunk-sized pieces (the same computation as one call: absolute positions, the mode fixed by
+// the total length) so progress can be shown and a time limit can stop a run cleanly between chunks. Generation
+// is Runner::generate, the loop `salasim ruler run` uses too: `--decode D` generates D + 1 tokens, the first from
+// the prefill's logits, so D decode steps are timed; the last quarter of them (at most 8) with per-op events.
+Measured generate_measured(const Args& a, const Prepared& p, gpu::Runner& r) {
+  using clock = std::chrono::steady_clock;
+  const std::vector<int32_t> prompt =
+      random_tokens(a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed, p.N, p.c.vocab_size);
+  Measured m;
+  const int64_t report_every = std::max<int64_t>(a.chunk, p.N / 16);
   int64_t next_report = report_every;
-  gpu::PhaseTimes prefill_phases;
   const auto t_prefill = clock::now();
   GenerateOptions go;
   go.max_new = int64_t(a.decode) + 1;
@@ -240,19 +294,18 @@ int run(const Args& a) {
   go.on_prefill = [&](int64_t done, int64_t total) {
     const double el = std::chrono::duration<double>(clock::now() - t_prefill).count();
     if (done >= next_report || done == total) {
-      const gpu::PhaseTimes p = r.times();
-      fmt::print(stderr, "  prefill {:>9}/{} tokens  {:8.2f} s  (gemm {:.2f}, select {:.2f}, sparse_attn {:.2f}, dense_attn {:.2f}, gla {:.2f}, other {:.2f})\n",
-                 done, total, el, p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
+      fmt::print(stderr, "  prefill {:>9}/{} tokens  {:8.2f} s  ({})\n", done, total, el,
+                 class_line(class_times(r.times()), ""));
       std::fflush(stderr);
       next_report += report_every;
     }
     if (done == total) {
-      prefill_phases = r.times();
+      m.prefill = class_times(r.times());
       r.set_profile(false);
     }
     return !(a.time_limit > 0 && el > a.time_limit);
   };
-  const int profiled = std::min(8, a.decode / 4);
+  const int profiled = reports::profiled_steps(a.decode);
   // --profiler-steps: the first decode steps (never the event-profiled ones) inside a CUDA profiler range, so an
   // external profiler (ncu --profile-from-start off) sees those steps' kernels and nothing of the prefill.
   bool in_range = false;
@@ -266,172 +319,158 @@ int run(const Args& a) {
     if (a.profiler_steps > 0) range(step < a.profiler_steps);
     if (step == a.decode - profiled) r.set_profile(true);
   };
-  // --dump-taps: the same loop (model/generate.hpp) with a tap recorder on every call, into the file.
-  std::unique_ptr<TapFileSink> dump_file;
-  std::unique_ptr<RowSelectSink> dump_sink;
-  std::unique_ptr<TapRecorder> rec;
-  if (dump) {
-    DumpInfo info;
-    info.scenario = fmt::format("run {} context {}", std::filesystem::path(c.source).stem().string(), N);
-    info.git_revision = git_revision();
-    info.backend = "cuda:" + gpu::device_name();
-    info.extra = {{kTapSelectionAttr, a.taps}, {kRowSelectionAttr, a.rows.empty() ? "all" : a.rows},
-                  {"config", c.source}, {"weights", w.describe()},
-                  {"prompt", fmt::format("{} random tokens, seed {}", N, a.prompt_seed >= 0 ? uint64_t(a.prompt_seed) : a.seed)},
-                  {"command", a.command_line}};
-    dump_file = std::make_unique<TapFileSink>(a.dump_taps, info, !dump->rows.all);
-    dump_sink = std::make_unique<RowSelectSink>(*dump_file, dump->row_ids, dump->rows.all);
-    rec = std::make_unique<TapRecorder>(TapRecorder{dump->filter, nullptr, "prefill", dump_sink.get()});
+  if (!p.dump) {
+    m.gen = r.generate(prompt, go);
+  } else {  // the same loop (model/generate.hpp) with a tap recorder on every call, into the file
+    DumpFile d = open_dump(a, p);
+    struct TappedSteps {  // the Runner as generate_loop wants it, recording taps (Runner::generate records none)
+      gpu::Runner& r;
+      TapRecorder* rec;
+      void begin_prefill(int64_t n) { r.begin_prefill(n); }
+      std::vector<float> prefill_piece(const std::vector<int32_t>& t) { return r.prefill_piece(t, rec); }
+      std::vector<float> decode(int32_t t) { return r.decode(t, rec); }
+      std::vector<LayerSelection> last_selection(bool scores) const { return r.last_selection(scores); }
+    };
+    TappedSteps steps{r, d.rec.get()};
+    m.gen = generate_loop(steps, prompt, go);
+    if (!m.gen.prefill_stopped) {  // a stopped run's dump is never closed, so it never appears
+      const int n = d.sink->close();
+      std::error_code ec;
+      const auto bytes = std::filesystem::file_size(a.dump_taps, ec);
+      m.dumped = fmt::format(
+          "wrote {} taps ({}) to {}: {:.1f} MB; host memory held by the recorder at most {:.1f} MB "
+          "(times above include the taps' downloads and writes)",
+          n, p.dump->rows.all ? "all rows" : fmt::format("prefill rows {}", a.rows), a.dump_taps,
+          ec ? 0.0 : double(bytes) / 1e6, d.sink->peak_held_bytes() / 1e6);
+      m.dump_json = {{"file", a.dump_taps},
+                     {"taps", a.taps},
+                     {"rows", a.rows.empty() ? "all" : a.rows},
+                     {"note", "times include the taps' downloads and writes"}};
+    }
   }
-  struct TappedSteps {  // the Runner as generate_loop wants it, recording taps (Runner::generate records none)
-    gpu::Runner& r;
-    TapRecorder* rec;
-    void begin_prefill(int64_t n) { r.begin_prefill(n); }
-    std::vector<float> prefill_piece(const std::vector<int32_t>& t) { return r.prefill_piece(t, rec); }
-    std::vector<float> decode(int32_t t) { return r.decode(t, rec); }
-    std::vector<LayerSelection> last_selection(bool scores) const { return r.last_selection(scores); }
-  };
-  TappedSteps steps{r, rec.get()};
-  const Generation gen = dump ? generate_loop(steps, prompt, go) : r.generate(prompt, go);
   range(false);
-  std::string dumped;
-  if (dump) {
-    const int n = dump_sink->close();
-    std::error_code ec;
-    const auto bytes = std::filesystem::file_size(a.dump_taps, ec);
-    dumped = fmt::format("wrote {} taps ({}) to {}: {:.1f} MB; host memory held by the recorder at most {:.1f} MB "
-                         "(times above include the taps' downloads and writes)",
-                         n, dump->rows.all ? "all rows" : fmt::format("prefill rows {}", a.rows), a.dump_taps,
-                         ec ? 0.0 : double(bytes) / 1e6, dump_sink->peak_held_bytes() / 1e6);
-  }
-  if (gen.prefill_stopped) {
-    const double el = gen.prefill_s;
-    const int64_t done = r.len();
-    const gpu::PhaseTimes p = r.times();
-    fmt::print("prefill STOPPED by --time-limit {} s at position {} of {} after {:.2f} s ({:.0f} tokens/s)\n",
-               a.time_limit, done, N, el, double(done) / el);
-    fmt::print("  by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, gla {:.3f} s, "
-               "other {:.3f} s\n", p.gemm, p.select, p.sparse_attn, p.dense_attn, p.gla, p.other);
-    fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n", double(r.device_bytes_in_use()) / double(1ull << 30),
-               double(r.plan().total) / double(1ull << 30));
-    // Not a complete measurement (no TTFT, no JSON record): exit 1, as a check that failed.
-    fmt::print("run: INCOMPLETE (stopped by --time-limit; no record written{})\n",
-               dump ? fmt::format("; the incomplete {} removed", a.dump_taps) : "");
-    return kExitCheckFailed;
-  }
-  const double ttft = gen.prefill_s;
-  // Decode steps are timed without the per-op CUDA events (they cost host time on every op); the last quarter of
-  // them (at most 8) run profiled for the per-class split, whose sum is a step's GPU time: the rest of a step's
-  // wall time is host and launch overhead. token_s[i] is the decode step that produced token i. The token just
-  // before the first profiled step is left out too: with steps enqueued ahead (--ahead on), that step's enqueue
-  // waits for its events (Runner flush_profile), so the token awaited across it arrives a step late.
-  std::vector<double> step_ms;
-  for (int i = 1; i < a.decode - profiled && i < int(gen.token_s.size()); ++i) step_ms.push_back(gen.token_s[size_t(i)] * 1e3);
-  gpu::PhaseTimes dph;  // the profiled decode steps' GPU time per class, ms per token
-  {
-    const gpu::PhaseTimes all = r.times();
-    const double n = std::max(profiled, 1);
-    dph.gemm = (all.gemm - prefill_phases.gemm) / n * 1e3;
-    dph.select = (all.select - prefill_phases.select) / n * 1e3;
-    dph.sparse_attn = (all.sparse_attn - prefill_phases.sparse_attn) / n * 1e3;
-    dph.dense_attn = (all.dense_attn - prefill_phases.dense_attn) / n * 1e3;
-    dph.gla = (all.gla - prefill_phases.gla) / n * 1e3;
-    dph.other = (all.other - prefill_phases.other) / n * 1e3;
-  }
-  std::vector<double> sorted = step_ms;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
-  // Host time to enqueue a step (median over the same unprofiled steps): when it is well below the step's wall
-  // time the GPU is what a step waits on, and launch overhead shows only as gaps between kernels.
-  std::vector<double> enq;
-  const std::vector<double>& es = r.decode_enqueue_s();
-  for (int i = 0; i < a.decode - profiled && i < int(es.size()); ++i) enq.push_back(es[size_t(i)] * 1e3);
-  std::sort(enq.begin(), enq.end());
-  const double enqueue_ms = enq.empty() ? 0 : enq[enq.size() / 2];
-  const bool finite = gen.logits_finite;
+  m.all = class_times(r.times());
+  return m;
+}
+
+// A prefill stopped by --time-limit: how far it got. Not a complete measurement (no TTFT, no record): exit 1.
+int report_stopped(const Args& a, const Prepared& p, const Measured& m, const gpu::Runner& r) {
+  const double el = m.gen.prefill_s;
+  const int64_t done = r.len();
+  fmt::print("prefill STOPPED by --time-limit {} s at position {} of {} after {:.2f} s ({:.0f} tokens/s)\n",
+             a.time_limit, done, p.N, el, double(done) / el);
+  fmt::print("  by op class: {}\n", class_line(m.all, " s"));
+  fmt::print("device memory in use: {:.2f} GiB (planner {:.2f} GiB)\n",
+             double(r.device_bytes_in_use()) / double(1ull << 30), double(r.plan().total) / double(1ull << 30));
+  fmt::print("run: INCOMPLETE (stopped by --time-limit; no record written{})\n",
+             p.dump ? fmt::format("; the incomplete {} never written", a.dump_taps) : "");
+  return kExitCheckFailed;
+}
+
+reports::RunRecord make_record(const Args& a, const Prepared& p, const Measured& m, const gpu::Runner& r,
+                               const gpu::RunnerOptions& o, double load_s) {
+  reports::RunRecord rec;
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  rec.date = date;
+  rec.gpu = gpu::device_name();
+  rec.driver = driver_version();
+  rec.revision = git_revision();
+  rec.command = a.command_line;
+  rec.config = p.c.source;
+  rec.context = p.N;
+  rec.decode_tokens = a.decode;
+  rec.chunk = a.chunk;
+  rec.ttft_s = m.gen.prefill_s;
+  rec.decode = reports::decode_stats(m.gen.token_s, r.decode_enqueue_s(), a.decode);
+  rec.gemv = a.gemv;
+  rec.pdl = a.pdl;
+  rec.fusion = fusion_name(o.fusion);
+  rec.ahead = p.dump ? "off" : a.ahead;
   size_t fr = 0, tot = 0;
   gpu::mem_info(&fr, &tot);
-  const size_t peak = std::max(r.device_bytes_in_use(), tot - fr);
-  const std::string gpu_name = gpu::device_name();
-  char date[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  const auto& ph = prefill_phases;
-  {
-    nlohmann::json j = {{"date", date},
-                        {"gpu", gpu_name},
-                        {"driver", driver_version()},
-                        {"revision", git_revision()},
-                        {"command", a.command_line},
-                        {"config", c.source},
-                        {"context", N},
-                        {"decode_tokens", a.decode},
-                        {"chunk", a.chunk},
-                        {"ttft_s", ttft},
-                        {"decode_ms_per_token", median},
-                        {"decode_host_enqueue_ms", enqueue_ms},
-                        {"decode_gemv", a.gemv},
-                        {"pdl", a.pdl},
-                        {"decode_fusion", fusion_name(o.fusion)},
-                        {"decode_ahead", dump ? "off" : a.ahead},
-                        {"peak_vram_bytes", peak},
-                        {"planner_peak_bytes", r.plan().total},
-                        {"weights_load_s", load_s},
-                        {"logits_finite", finite},
-                        {"phases",
-                         {{"gemm_s", ph.gemm},
-                          {"select_s", ph.select},
-                          {"sparse_attn_s", ph.sparse_attn},
-                          {"dense_attn_s", ph.dense_attn},
-                          {"gla_s", ph.gla},
-                          {"other_s", ph.other}}}};
-    if (dump)
-      j["dump_taps"] = {{"file", a.dump_taps}, {"taps", a.taps}, {"rows", a.rows.empty() ? "all" : a.rows},
-                        {"note", "times include the taps' downloads and writes"}};
-    if (profiled > 0)  // fewer than 4 decode steps profile none: then there is no split to record
-      j["decode_gpu_ms_per_token"] = {{"gemm_ms", dph.gemm},       {"select_ms", dph.select},
-                                      {"sparse_attn_ms", dph.sparse_attn}, {"dense_attn_ms", dph.dense_attn},
-                                      {"gla_ms", dph.gla},         {"other_ms", dph.other},
-                                      {"total_ms", dph.total()},   {"profiled_steps", profiled}};
-    if (a.json) fmt::print("{}\n", j.dump(2));
-    if (!a.json_out.empty()) {
-      std::FILE* f = std::fopen(a.json_out.c_str(), "w");
-      if (!f) fail("{}: cannot write the JSON record", a.json_out);
-      fmt::print(f, "{}\n", j.dump(2));
-      std::fclose(f);
-    }
+  rec.peak_vram_bytes = int64_t(std::max(r.device_bytes_in_use(), tot - fr));
+  rec.planner_peak_bytes = int64_t(r.plan().total);
+  rec.weights_load_s = load_s;
+  rec.logits_finite = m.gen.logits_finite;
+  rec.prefill_s = m.prefill;
+  if (rec.decode.profiled > 0) {  // the profiled decode steps' GPU time per class, ms per token
+    reports::ClassTimes d{};
+    for (int k = 0; k < reports::kOpClasses; ++k)
+      d[size_t(k)] = (m.all[size_t(k)] - m.prefill[size_t(k)]) / rec.decode.profiled * 1e3;
+    rec.decode_gpu_ms = d;
   }
-  if (!a.json) {
-    fmt::print("salasim run: {} ({}), context {} + {} decode, prefill chunk {}\n", c.source, w.describe(), N, a.decode, a.chunk);
-    fmt::print("device: {}\n", gpu_name);
-    fmt::print("memory plan:\n{}", r.plan().table());
-    fmt::print("device memory in use: {:.2f} GiB measured (planner {:.2f} GiB + CUDA context)\n",
-               double(peak) / double(1ull << 30), double(r.plan().total) / double(1ull << 30));
-    fmt::print("weights ready in {:.2f} s\n", load_s);
-    fmt::print("TTFT: {:.3f} s for {} tokens ({:.0f} tokens/s)\n", ttft, N, double(N) / ttft);
-    fmt::print("  prefill by op class: gemm {:.3f} s, select {:.3f} s, sparse_attn {:.3f} s, dense_attn {:.3f} s, "
-               "gla {:.3f} s, other {:.3f} s\n", ph.gemm, ph.select, ph.sparse_attn, ph.dense_attn, ph.gla, ph.other);
-    if (!step_ms.empty())
-      fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f}) over the {} unprofiled steps\n",
-                 a.decode, median, sorted.front(), sorted.back(), step_ms.size());
-    if (!enq.empty())
-      fmt::print("  host time to enqueue a step: median {:.2f} ms ({:.0f}% of the step's wall time)\n", enqueue_ms,
-                 median > 0 ? 100.0 * enqueue_ms / median : 0.0);
-    if (profiled > 0) {
-      // The profiled steps' op intervals include the events' own cost and any gap between ops, so they can add up
-      // to more than an unprofiled step's wall time: then the host overhead is below what this can separate.
-      const double overhead = median - dph.total();
-      fmt::print("  decode GPU time per token ({} profiled steps): {:.2f} ms (gemm {:.2f}, select {:.2f}, sparse_attn {:.2f}, "
-                 "dense_attn {:.2f}, gla {:.2f}, other {:.2f}); {}\n",
-                 profiled, dph.total(), dph.gemm, dph.select, dph.sparse_attn, dph.dense_attn, dph.gla, dph.other,
-                 overhead >= 0 ? fmt::format("host and launch overhead {:.2f} ms", overhead)
-                               : std::string("the profiled steps take longer than the unprofiled median (the events' own "
-                                             "cost), so the host overhead is not separable here"));
-    }
-    fmt::print("logits finite: {}\n", finite ? "yes" : "NO");
-    if (!dumped.empty()) fmt::print("{}\n", dumped);
+  rec.dump_taps = m.dump_json;
+  return rec;
+}
+
+void print_run(const Args& a, const Prepared& p, const reports::RunRecord& rec, const gpu::Runner& r,
+               const std::string& dumped) {
+  const reports::DecodeStats& d = rec.decode;
+  fmt::print("salasim run: {} ({}), context {} + {} decode, prefill chunk {}\n", p.c.source, p.w.describe(), p.N,
+             a.decode, a.chunk);
+  fmt::print("device: {}\n", rec.gpu);
+  fmt::print("memory plan:\n{}", r.plan().table());
+  fmt::print("device memory in use: {:.2f} GiB measured (planner {:.2f} GiB + CUDA context)\n",
+             double(rec.peak_vram_bytes) / double(1ull << 30), double(rec.planner_peak_bytes) / double(1ull << 30));
+  fmt::print("weights ready in {:.2f} s\n", rec.weights_load_s);
+  fmt::print("TTFT: {:.3f} s for {} tokens ({:.0f} tokens/s)\n", rec.ttft_s, p.N, double(p.N) / rec.ttft_s);
+  fmt::print("  prefill by op class: {}\n", class_line(rec.prefill_s, " s"));
+  if (!d.step_ms.empty())
+    fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f}) over the {} unprofiled steps\n",
+               a.decode, d.median_ms, d.min_ms, d.max_ms, d.step_ms.size());
+  if (!d.enqueue_ms.empty())
+    fmt::print("  host time to enqueue a step: median {:.2f} ms ({:.0f}% of the step's wall time)\n",
+               d.enqueue_median_ms, d.median_ms > 0 ? 100.0 * d.enqueue_median_ms / d.median_ms : 0.0);
+  if (rec.decode_gpu_ms) {
+    // The profiled steps' op intervals include the events' own cost and any gap between ops, so they can add up
+    // to more than an unprofiled step's wall time: then the host overhead is below what this can separate.
+    const reports::ClassTimes& g = *rec.decode_gpu_ms;
+    const double overhead = d.median_ms - reports::class_total(g);
+    fmt::print(
+        "  decode GPU time per token ({} profiled steps): {:.2f} ms (gemm {:.2f}, select {:.2f}, sparse_attn {:.2f}, "
+        "dense_attn {:.2f}, gla {:.2f}, other {:.2f}); {}\n",
+        d.profiled, reports::class_total(g), g[0], g[1], g[2], g[3], g[4], g[5],
+        overhead >= 0 ? fmt::format("host and launch overhead {:.2f} ms", overhead)
+                      : std::string("the profiled steps take longer than the unprofiled median (the events' own "
+                                    "cost), so the host overhead is not separable here"));
   }
-  return finite ? 0 : 1;
+  fmt::print("logits finite: {}\n", rec.logits_finite ? "yes" : "NO");
+  if (!dumped.empty()) fmt::print("{}\n", dumped);
+}
+#endif
+
+int run(const Args& a) {
+  const Prepared p = prepare(a);
+#ifndef SALASIM_HAVE_CUDA
+  fail(
+      "salasim run needs the CUDA path, and this build has none (configure with nvcc on PATH, SALASIM_CUDA=ON); "
+      "the memory plan without it: salasim model memory --config {} --context {}",
+      a.config, p.N);
+#else
+  const gpu::RunnerOptions o = runner_options(a, p);
+  if (a.plan_only) {
+    fmt::print("memory plan for context {} + {} decode, chunk {}:\n{}", p.N, a.decode, a.chunk,
+               gpu::plan_memory(p.c, o).table());
+    if (p.dump)
+      fmt::print("--dump-taps {}: {} taps, {:.3f} GB on disk, {:.3f} GB of host memory at most\n", a.dump_taps,
+                 p.dump->budget.taps.size(), p.dump->budget.file_bytes / 1e9, p.dump->budget.held_bytes / 1e9);
+    return 0;
+  }
+  std::string why;
+  if (!gpu::available(&why)) fail("salasim run needs a GPU: {}", plain_no_gpu_reason(why));
+  const auto t0 = std::chrono::steady_clock::now();
+  gpu::Runner r(p.c, p.w, o);
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const Measured m = generate_measured(a, p, r);
+  if (m.gen.prefill_stopped) return report_stopped(a, p, m, r);
+  const reports::RunRecord rec = make_record(a, p, m, r, o, load_s);
+  const nlohmann::json j = reports::run_record_json(rec);
+  if (a.json) fmt::print("{}\n", j.dump(2));
+  if (!a.json_out.empty()) write_file_atomic(a.json_out, j.dump(2) + "\n", a.force, "--json-out");
+  if (!a.json) print_run(a, p, rec, r, m.dumped);
+  return rec.logits_finite ? 0 : 1;
 #endif
 }
 }  // namespace
@@ -443,7 +482,9 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   c->add_option("--config", a->config, "config.json")->capture_default_str();
   c->add_option("--context", a->context, "prompt length, e.g. 65536, 64K, 1M, 2048K")->capture_default_str();
   c->add_option("--decode", a->decode, "tokens to generate")->capture_default_str()->check(whole_number(0, 1 << 20));
-  c->add_option("--chunk", a->chunk, "prefill chunk (multiple of 64)")->capture_default_str()->check(whole_number(64, kMaxChunk));
+  c->add_option("--chunk", a->chunk, "prefill chunk (multiple of 64)")
+      ->capture_default_str()
+      ->check(whole_number(64, kMaxChunk));
   c->add_option("--seed", a->seed, "synthetic weights and prompt seed")->capture_default_str()->check(seed_number());
   c->add_option("--checkpoint", a->checkpoint, "safetensors checkpoint instead of synthetic weights");
   c->add_flag("--plan", a->plan_only, "print the memory plan only (no GPU needed)");
@@ -454,23 +495,29 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
               "allow context + decode past the config's max_position_embeddings, up to 4x it (1M and 2048K runs of "
               "the released config)");
   c->add_flag("--json", a->json, "machine-readable output (the reports/measured/<hw>/*.json record format)");
-  c->add_option("--json-out", a->json_out, "also write that JSON record to this file");
-  c->add_option("--gemv", a->gemv, "single-token GEMMs of decode: custom (gpu/gemv.cu) or cublas, to measure the "
-                                    "two side by side (docs/performance.md)")
+  c->add_option("--json-out", a->json_out,
+                "also write that JSON record to this file (refused when it exists, unless --force)");
+  c->add_flag("--force", a->force, "replace --json-out and --dump-taps when they exist");
+  c->add_option("--gemv", a->gemv,
+                "single-token GEMMs of decode: custom (gpu/gemv.cu) or cublas, to measure the "
+                "two side by side (docs/performance.md)")
       ->capture_default_str()
       ->check(CLI::IsMember({"custom", "cublas"}));
-  c->add_option("--pdl", a->pdl, "programmatic dependent launch of every kernel (gpu/pdl.cuh): on or off, to "
-                                  "measure what the overlap of launches buys; results are the same bits")
+  c->add_option("--pdl", a->pdl,
+                "programmatic dependent launch of every kernel (gpu/pdl.cuh): on or off, to "
+                "measure what the overlap of launches buys; results are the same bits")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
-  c->add_option("--fuse", a->fuse, "the decode step's kernel fusions (docs/cuda.md): on (all), off, or a comma list "
-                                    "of residual (inside the GEMV that reads its norm), gate (inside the output "
-                                    "projection's GEMV), rope (inside the recurrent GLA); results are the same bits")
+  c->add_option("--fuse", a->fuse,
+                "the decode step's kernel fusions (docs/cuda.md): on (all), off, or a comma list "
+                "of residual (inside the GEMV that reads its norm), gate (inside the output "
+                "projection's GEMV), rope (inside the recurrent GLA); results are the same bits")
       ->capture_default_str()
       ->check([](const std::string& v) { return fusion_error(v); });
-  c->add_option("--ahead", a->ahead, "decode steps enqueued one ahead of the token awaited, each picking its token on "
-                                      "the device (model/generate.hpp): on (default) or off, each step then waiting "
-                                      "for its logits on the host; --dump-taps runs off; the tokens are the same")
+  c->add_option("--ahead", a->ahead,
+                "decode steps enqueued one ahead of the token awaited, each picking its token on "
+                "the device (model/generate.hpp): on (default) or off, each step then waiting "
+                "for its logits on the host; --dump-taps runs off; the tokens are the same")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   c->add_option("--profiler-steps", a->profiler_steps,
@@ -480,9 +527,10 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
   c->add_option("--prompt-seed", a->prompt_seed,
                 "seed of the prompt's random tokens (default: --seed); 7 gives the prompt of `salasim ref --tokens N`")
       ->check(seed_number());
-  c->add_option("--dump-taps", a->dump_taps,
-                "write the taps chosen by --taps (their prefill rows chosen by --rows) to this HDF5 tap dump as the run "
-                "goes (docs/interop.md)");
+  c->add_option(
+      "--dump-taps", a->dump_taps,
+      "write the taps chosen by --taps (their prefill rows chosen by --rows) to this HDF5 tap dump as the run "
+      "goes (docs/interop.md)");
   c->add_option("--taps", a->taps,
                 "taps for --dump-taps: names or globs, comma-separated, matched from the start of a tap's name after "
                 "its phase ('*' within one part): layer_03/lightning/gla/out, layer_*/residual/h; a leading / "

@@ -22,6 +22,7 @@
 #include "compare/tap_file_sink.hpp"
 #include "model/error.hpp"
 #include "model/limits.hpp"
+#include "model/output_file.hpp"
 #include "model/tap_select.hpp"
 #include "scenarios/backend.hpp"
 #include "scenarios/golden.hpp"
@@ -40,6 +41,7 @@ struct VerifyArgs {
   std::string backend = "auto";
   std::string dump;
   std::string dump_taps;  // folder for <scenario>-reference.h5, -peer.h5, -backend.h5
+  bool force = false;     // replace existing dump files
   bool json = false;
   bool failures_only = false;
   bool progress = false;
@@ -75,9 +77,10 @@ Chosen choose_backend(const std::string& which) {
     std::string why;
     c.backend = make_gpu_backend(&why);
     if (!c.backend && which == "gpu")
-      fail("--backend gpu: no GPU backend here: {}. Without a GPU, `salasim verify --backend peer` (the default "
-           "there) checks the harness, the reference and the recorded goldens, not a GPU",
-           why);
+      fail(
+          "--backend gpu: no GPU backend here: {}. Without a GPU, `salasim verify --backend peer` (the default "
+          "there) checks the harness, the reference and the recorded goldens, not a GPU",
+          why);
     if (!c.backend) c.note = fmt::format("no GPU backend ({}): running the peer backend", why);
   }
   if (!c.backend) {
@@ -125,9 +128,14 @@ struct TapDumps {
     TapDumps d;
     if (a.dump_taps.empty()) return d;
     const fs::path dir(a.dump_taps);
-    d.ref = std::make_unique<TapFileSink>((dir / (s.name + "-reference.h5")).string(), dump_info(s, "reference"));
-    d.peer = std::make_unique<TapFileSink>((dir / (s.name + "-peer.h5")).string(), dump_info(s, "peer"));
-    if (!backend.empty()) d.backend_path = (dir / (s.name + "-backend.h5")).string();
+    if (!backend.empty()) {  // checked before the runs, not after them
+      d.backend_path = (dir / (s.name + "-backend.h5")).string();
+      check_output_file(d.backend_path, a.force, "--dump-taps");
+    }
+    d.ref = std::make_unique<TapFileSink>((dir / (s.name + "-reference.h5")).string(), dump_info(s, "reference"), false,
+                                          a.force);
+    d.peer =
+        std::make_unique<TapFileSink>((dir / (s.name + "-peer.h5")).string(), dump_info(s, "peer"), false, a.force);
     return d;
   }
   // Closes the files: "wrote every tap of the reference (N taps) to ..., ...".
@@ -189,9 +197,14 @@ GoldenPart golden_check(GoldenPart g, const Scenario& s, const StreamResult& str
     const GoldenCheck c = check_golden(*g.gold, s, golden_truth(streamed, s), gpu_source_hash(), g.rel);
     g.pass = c.pass();
     g.text = format_golden_check(c, *g.gold, g.rel);
-    g.json = {{"file", g.rel}, {"checked", true}, {"pass", c.pass()}, {"tap_set_ok", c.tap_set_ok()},
+    g.json = {{"file", g.rel},
+              {"checked", true},
+              {"pass", c.pass()},
+              {"tap_set_ok", c.tap_set_ok()},
               {"device", g.gold->meta.device},
-              {"recorded_hash", c.recorded_hash}, {"current_hash", c.current_hash}, {"report", report_json(c.report)},
+              {"recorded_hash", c.recorded_hash},
+              {"current_hash", c.current_hash},
+              {"report", report_json(c.report)},
               {"rerecord", c.rerecord}};
   } catch (const Error& e) {
     return golden_fail(std::move(g), s, e.what());
@@ -256,7 +269,7 @@ struct FullRun {
   std::vector<PhaseTime> ref_times, peer_times, backend_times;
   std::string device;
   double compare_s = 0;
-  PairTimes pair;           // CPU and waits of the reference and the peer
+  PairTimes pair;             // CPU and waits of the reference and the peer
   double wait_s[2] = {0, 0};  // peer mode: time the reference / the peer waited for the other to catch up
   bool streamed = false;
   std::string dumped;
@@ -270,9 +283,10 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
                       const Backend& backend, const Out& out) {
   FullRun f;
   f.golden = golden_load(s, a.tokens > 0);
-  out.say("running the float64 reference and the peer side by side ({} thread(s) each), comparing every tap as both "
-          "produce it ...\n",
-          threads_per_run());
+  out.say(
+      "running the float64 reference and the peer side by side ({} thread(s) each), comparing every tap as both "
+      "produce it ...\n",
+      threads_per_run());
   std::unique_ptr<Progress> progress = make_progress(a, s, {"reference", "peer"});
   TapDumps dumps = TapDumps::open(a, s, "");
   PairOptions hooks = progress_hooks(progress.get());
@@ -294,18 +308,20 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
   f.golden = golden_check(std::move(f.golden), s, t.result);
 
   if (!a.dump.empty() && !f.report.pass()) {
-    out.say("{} tap(s) failed: running the reference and the peer again to keep them and their ops' inputs for the "
-            "dump (the first pass compared every tap as it came and kept none) ...\n",
-            f.report.failed);
+    out.say(
+        "{} tap(s) failed: running the reference and the peer again to keep them and their ops' inputs for the "
+        "dump (the first pass compared every tap as it came and kept none) ...\n",
+        f.report.failed);
     const KeepTaps keep = dump_keep(f.report);
     check_second_pass_memory(s, keep);
     std::unique_ptr<Progress> again = make_progress(a, s, {"reference", "peer"});
     StreamedTruth d = run_truth_streaming(s, w, keep, progress_hooks(again.get()));
     if (again) again->done();
     const std::string path = dump_path(a.dump, s.name + "-failures.h5");
-    const int n = dump_failures(path, f.report, d.result.ref_kept, d.result.peer_kept, dump_info(s, backend.name()));
-    f.dumped = fmt::format("wrote {} failing tap(s) with reference, backend, difference and the op's inputs to {}", n,
-                           path);
+    const int n =
+        dump_failures(path, f.report, d.result.ref_kept, d.result.peer_kept, dump_info(s, backend.name()), a.force);
+    f.dumped =
+        fmt::format("wrote {} failing tap(s) with reference, backend, difference and the op's inputs to {}", n, path);
   } else if (!a.dump.empty()) {
     f.dumped = "every tap passes: no failure dump written";
   }
@@ -342,14 +358,14 @@ FullRun run_backend_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr
   for (const PhaseTime& p : f.backend_times) f.compare_s -= p.seconds;  // verify_backend ran the backend, then compared
   f.dumped_taps = dumps.close();
   if (!dumps.backend_path.empty()) {  // the backend's taps are kept whole for the comparison: written from its map
-    write_taps(dumps.backend_path, v.run.taps, dump_info(s, backend.name()));
+    write_taps(dumps.backend_path, v.run.taps, dump_info(s, backend.name()), FloatStorage::Float64, false, a.force);
     f.dumped_taps += fmt::format(", of the backend ({} taps) to {}", v.run.taps.size(), dumps.backend_path);
   }
   if (!a.dump.empty() && !f.report.pass()) {
     const std::string path = dump_path(a.dump, s.name + "-failures.h5");
-    const int n = dump_failures(path, f.report, truth.ref, v.run.taps, dump_info(s, backend.name()));
-    f.dumped = fmt::format("wrote {} failing tap(s) with reference, backend, difference and the op's inputs to {}", n,
-                           path);
+    const int n = dump_failures(path, f.report, truth.ref, v.run.taps, dump_info(s, backend.name()), a.force);
+    f.dumped =
+        fmt::format("wrote {} failing tap(s) with reference, backend, difference and the op's inputs to {}", n, path);
   } else if (!a.dump.empty()) {
     f.dumped = "every tap passes: no failure dump written";
   }
@@ -358,10 +374,8 @@ FullRun run_backend_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr
 
 int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
   Chosen ch = choose_backend(a.backend);
-  if (ch.peer)
-    check_reference_fits(s, "verify", streamed_tap_bytes(s), "taps compared as the runs produce them");
-  else
-    check_reference_fits(s, "verify", 3);
+  if (ch.peer) check_reference_fits(s, "verify", streamed_tap_bytes(s), "taps compared as the runs produce them");
+  else check_reference_fits(s, "verify", 3);
   if (!a.dump_taps.empty()) check_dump_room(a.dump_taps, (ch.peer ? 2 : 3) * run_tap_bytes(s), "--dump-taps");
   const auto t_load = clock_type::now();
   std::shared_ptr<const ref::RefWeights> w = ref::load_ref_weights(s.cfg, s.weights);
@@ -370,8 +384,9 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
   if (!ch.note.empty()) out.say("{}\n", ch.note);
   out.say("backend: {}\n", ch.backend->name());
   if (ch.peer) out.say("{}\n", kPeerNote);
-  out.say("teacher forcing: the peer and the backend attend over the float64 reference's block selections; their "
-          "own selections are recorded and compared inside the tie band\n");
+  out.say(
+      "teacher forcing: the peer and the backend attend over the float64 reference's block selections; their "
+      "own selections are recorded and compared inside the tie band\n");
 
   const FullRun f = ch.peer ? run_peer_mode(a, s, w, *ch.backend, out) : run_backend_mode(a, s, w, *ch.backend, out);
   const bool pass = f.report.pass() && f.golden.pass;
@@ -379,19 +394,28 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
 
   if (a.json) {
     nlohmann::json j;
-    j["scenario"] = {{"name", s.name}, {"path", source_relative(s.path)}, {"prompt_tokens", s.prompt.size()},
+    j["scenario"] = {{"name", s.name},
+                     {"path", source_relative(s.path)},
+                     {"prompt_tokens", s.prompt.size()},
                      {"decode_steps", s.decode_steps}};
     j["backend"] = ch.backend->name();
     j["device"] = f.device;
     j["peer_mode"] = ch.peer;
     if (ch.peer) j["peer_mode_note"] = kPeerNote;
     if (!ch.note.empty()) j["note"] = ch.note;
-    j["times"] = {{"weights_s", load_s}, {"reference", times_json(f.ref_times)}, {"peer", times_json(f.peer_times)},
-                  {"backend", times_json(f.backend_times)}, {"compare_s", f.compare_s},
-                  {"compare_alongside_runs", f.streamed}, {"total_s", since(t_load)},
-                  {"threads_per_run", threads_per_run()}, {"reference_cpu_s", f.pair.ref_cpu_s},
-                  {"peer_cpu_s", f.pair.peer_cpu_s}, {"peer_waited_for_selections_s", f.pair.peer_wait_s},
-                  {"reference_waited_for_peer_s", f.wait_s[0]}, {"peer_waited_for_reference_s", f.wait_s[1]}};
+    j["times"] = {{"weights_s", load_s},
+                  {"reference", times_json(f.ref_times)},
+                  {"peer", times_json(f.peer_times)},
+                  {"backend", times_json(f.backend_times)},
+                  {"compare_s", f.compare_s},
+                  {"compare_alongside_runs", f.streamed},
+                  {"total_s", since(t_load)},
+                  {"threads_per_run", threads_per_run()},
+                  {"reference_cpu_s", f.pair.ref_cpu_s},
+                  {"peer_cpu_s", f.pair.peer_cpu_s},
+                  {"peer_waited_for_selections_s", f.pair.peer_wait_s},
+                  {"reference_waited_for_peer_s", f.wait_s[0]},
+                  {"peer_waited_for_reference_s", f.wait_s[1]}};
     j["report"] = report_json(f.report);
     j["golden"] = f.golden.json;
     j["dump"] = f.dumped;
@@ -409,12 +433,13 @@ int run_full(const VerifyArgs& a, const Scenario& s, const Out& out) {
   out.say("times: weights {:.2f} s | reference {} | peer {} | backend {}{} | compare {:.2f} s{} | total {:.1f} s\n",
           load_s, format_times(f.ref_times), format_times(f.peer_times), format_times(f.backend_times),
           ch.peer ? " (the peer's run)" : "", f.compare_s, compare_note, since(t_load));
-  out.say("CPU: reference {:.1f} s, peer {:.1f} s ({} thread(s) each, OpenMP helpers not counted); waits: peer for the "
-          "reference's selections {:.1f} s{}\n",
-          f.pair.ref_cpu_s, f.pair.peer_cpu_s, threads_per_run(), f.pair.peer_wait_s,
-          f.streamed ? fmt::format(", reference for the peer {:.1f} s, peer for the reference {:.1f} s", f.wait_s[0],
-                                   f.wait_s[1])
-                     : "");
+  out.say(
+      "CPU: reference {:.1f} s, peer {:.1f} s ({} thread(s) each, OpenMP helpers not counted); waits: peer for the "
+      "reference's selections {:.1f} s{}\n",
+      f.pair.ref_cpu_s, f.pair.peer_cpu_s, threads_per_run(), f.pair.peer_wait_s,
+      f.streamed
+          ? fmt::format(", reference for the peer {:.1f} s, peer for the reference {:.1f} s", f.wait_s[0], f.wait_s[1])
+          : "");
   out.say("verify: {} (backend {}, scenario {})\n", pass ? "PASS" : "FAIL", label, s.name);
   return pass ? 0 : 1;
 }
@@ -427,8 +452,7 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
   out.say("salasim verify --spot {}: {}\n", a.spot, describe(s));
   if (!ch.note.empty()) out.say("{}\n", ch.note);
   out.say("backend: {}\n", ch.backend->name());
-  if (ch.peer)
-    out.say("PEER MODE: the peer stands in for the GPU: this checks the spot-check machinery, not a GPU\n");
+  if (ch.peer) out.say("PEER MODE: the peer stands in for the GPU: this checks the spot-check machinery, not a GPU\n");
   out.say("layers {}, query positions {} (GLA window from {}); the backend's prefill hands them over ...\n",
           fmt::join(req.layers, ","), fmt::join(req.positions, ","), req.window_start);
   const auto t0 = clock_type::now();
@@ -440,7 +464,8 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
   std::string dumped;
   if (!a.dump.empty() && !check.report.pass()) {
     const std::string path = dump_path(a.dump, s.name + "-spot-failures.h5");
-    const int n = dump_failures(path, check.report, check.ref, check.backend, dump_info(s, ch.backend->name()));
+    const int n =
+        dump_failures(path, check.report, check.ref, check.backend, dump_info(s, ch.backend->name()), a.force);
     dumped = fmt::format("wrote {} failing spot tap(s) to {} (row n is query position n of the list above)", n, path);
   }
   if (a.json) {
@@ -459,8 +484,8 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
   out.say("{}", format_report(check.report, PrintOptions{a.failures_only}));
   if (!dumped.empty()) out.say("{}\n", dumped);
   out.say("times: backend prefill and hand-over {:.2f} s, reference recomputation {:.2f} s\n", backend_s, check_s);
-  out.say("verify --spot: {} (backend {}, scenario {})\n", check.report.pass() ? "PASS" : "FAIL",
-          ch.backend->name(), s.name);
+  out.say("verify --spot: {} (backend {}, scenario {})\n", check.report.pass() ? "PASS" : "FAIL", ch.backend->name(),
+          s.name);
   return check.report.pass() ? 0 : 1;
 }
 
@@ -468,10 +493,21 @@ int run_verify(const VerifyArgs& a) {
   Scenario s = load_scenario(data_path(a.scenario.empty() ? default_scenario_path() : a.scenario));
   s.extrapolate = s.extrapolate || a.extrapolate;
   if (a.tokens > 0) resize_prompt(s, a.tokens, 7);
-  if (!a.dump.empty()) make_output_folder(a.dump, "--dump");  // refused now, not after minutes of running
+  // Output places are refused now, not after minutes of running: the folders made, the files that would be written
+  // refused when they exist (unless --force; the backend's tap dump is checked once the backend is known).
+  if (!a.dump.empty()) {
+    make_output_folder(a.dump, "--dump");
+    check_output_file(dump_path(a.dump, s.name + (a.spot > 0 ? "-spot-failures.h5" : "-failures.h5")), a.force,
+                      "--dump");
+  }
   if (!a.dump_taps.empty() && a.spot > 0)
-    fail("--dump-taps writes every tap of full runs; --spot recomputes a few positions (its failing taps go to --dump)");
-  if (!a.dump_taps.empty()) make_output_folder(a.dump_taps, "--dump-taps");
+    fail(
+        "--dump-taps writes every tap of full runs; --spot recomputes a few positions (its failing taps go to --dump)");
+  if (!a.dump_taps.empty()) {
+    make_output_folder(a.dump_taps, "--dump-taps");
+    for (const char* run : {"-reference.h5", "-peer.h5"})
+      check_output_file((fs::path(a.dump_taps) / (s.name + run)).string(), a.force, "--dump-taps");
+  }
   const Out out{a.json};
   return a.spot > 0 ? run_spot(a, s, out) : run_full(a, s, out);
 }
@@ -490,6 +526,7 @@ void add_verify(CLI::App& app, Run& run) {
   c->add_option("--dump-taps", a->dump_taps,
                 "folder for <scenario>-reference.h5, -peer.h5 and (with a GPU backend) -backend.h5: every tap of each "
                 "run, all rows, written as the runs go");
+  c->add_flag("--force", a->force, "replace dump files of --dump and --dump-taps that exist (else they are refused)");
   c->add_flag("--json", a->json, "machine-readable output");
   c->add_flag("--failures-only", a->failures_only, "print only the failing taps (and the totals)");
   c->add_flag("--progress", a->progress,

@@ -24,7 +24,7 @@ std::string default_scenario_path();  // scenarios/tiny-sparse.json, the main co
 // `git describe --always --dirty` of the source tree when the binary was built (so a binary carried to another
 // machine still names its code), else of the source tree now, or "" when neither is a git checkout.
 std::string git_revision();
-std::string with_commas(int64_t v);   // 9,477,203,968
+std::string with_commas(int64_t v);  // 9,477,203,968
 
 // An option check for a whole number in [lo, hi]: the parser refuses anything else, naming the option and the
 // range ("--tokens: 0 is not a whole number in [1, 268435456]"), so a negative or zero count never reaches a
@@ -34,6 +34,13 @@ CLI::Validator whole_number(int64_t lo, int64_t hi);
 CLI::Validator seed_number();
 // A number of seconds in [0, hi].
 CLI::Validator seconds(double hi);
+
+// Every numeric option of `app` and its subcommands (CLI11's INT, UINT and FLOAT values) read strictly, before the
+// option's own checks: plain decimal only. CLI11 alone reads integers with strtoll(..., 0), so "010" is 8, "0x10"
+// 16, " 5" and "+5" pass, "-1" is 2^64 - 1 for an unsigned option and past 64 bits saturates without a word; it
+// also takes "nan" and "inf" for floats. Each of those is refused naming the option ("--seed: '-1' is not a whole
+// number >= 0 ..."), and an accepted one is rewritten as plain decimal for CLI11 to convert. Called once, by main.
+void strict_numbers(CLI::App& app);
 
 // The float64 reference and the peer hold every weight as float64 and the taps they keep: refuse plainly, before
 // allocating, a scenario (prompt, decode steps) that cannot fit in this machine's memory (the full 9.48B model's
@@ -51,9 +58,10 @@ void make_output_folder(const std::string& dir, const std::string& option);
 // space of `dir`'s file system, before anything runs.
 void check_dump_room(const std::string& dir, double bytes, const std::string& option);
 
-// --dump-taps FILE: refused (an Error naming `option`) before running when FILE names a folder, its folder cannot be
-// made or written, or the taps (`bytes`, 0 when unknown) would not fit there.
-void check_dump_target(const std::string& file, double bytes, const std::string& option = "--dump-taps");
+// --dump-taps FILE: refused (an Error naming `option`) before running when FILE names a folder or another
+// non-regular file, exists and !force (model/output_file.hpp), its folder cannot be made or written, or the taps
+// (`bytes`, 0 when unknown) would not fit there.
+void check_dump_target(const std::string& file, double bytes, bool force, const std::string& option = "--dump-taps");
 
 // A dump's file attributes: the scenario's name, this build's revision, `backend` ("reference", "peer", "cuda:H200").
 DumpInfo dump_info(const Scenario& s, const std::string& backend);

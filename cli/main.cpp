@@ -5,12 +5,18 @@
 #include <fmt/format.h>
 
 #include <malloc.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 
 namespace {
 
@@ -39,9 +45,25 @@ bool unknown_subcommand(CLI::App& app, int argc, char** argv) {
   return false;
 }
 
+// The end of every run: what was printed is flushed and checked (a full disk or a closed pipe on stdout is exit 2,
+// not a silent truncation), then the process ends. After a failure it ends with _exit: a write that failed inside
+// libhdf5 (a full disk) can leave a file half-closed in the library, and HDF5's own atexit cleanup then crashes on
+// it; every output's temporary was already removed by its owner's destructor while the exception unwound.
+[[noreturn]] void finish(int code) {
+  const bool out_ok = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (!out_ok) {
+    std::fprintf(stderr, "salasim: error: writing standard output failed: %s\n", std::strerror(errno));
+    if (code == salasim::kExitOk || code == salasim::kExitCheckFailed) code = salasim::kExitBadInput;
+  }
+  std::fflush(stderr);
+  if (code == salasim::kExitOk || code == salasim::kExitCheckFailed) std::exit(code);
+  _exit(code);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  salasim::install_output_cleanup();  // SIGINT, SIGTERM, SIGHUP: remove the outputs' temporaries, then end
   // The reference's ops return fresh float64 matrices, up to a few hundred MB each ([4608, 4096] is 151 MB), and
   // verify's runs do so from two threads. glibc would map each from the kernel and unmap it when freed (per-thread
   // arenas always do above 64 MB), so every op paid page faults and zeroing: 15% of verify's CPU time. One arena, no
@@ -68,18 +90,23 @@ int main(int argc, char** argv) {
   salasim::cli::add_explain(app, run);
   salasim::cli::add_op(app, run);
   salasim::cli::add_ruler(app, run, argc, argv);
-  if (unknown_subcommand(app, argc, argv)) return salasim::kExitBadInput;
+  salasim::cli::add_env(app, run);
+  app.set_version_flag("--version", salasim::cli::version_text(), "print the revision, the build and its libraries");
+  salasim::cli::strict_numbers(app);  // every numeric option in plain decimal (cli/common.hpp)
+  if (unknown_subcommand(app, argc, argv)) finish(salasim::kExitBadInput);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? salasim::kExitOk : salasim::kExitBadInput;
+    finish(rc == 0 ? salasim::kExitOk : salasim::kExitBadInput);
   }
+  int code = salasim::kExitBadInput;
   try {
-    return run ? run() : salasim::kExitBadInput;
+    code = run ? run() : salasim::kExitBadInput;
   } catch (const std::exception& e) {
     const salasim::ExitReport r = salasim::exit_report(e);
     fmt::print(stderr, "{}\n", r.message);
-    return r.code;
+    code = r.code;
   }
+  finish(code);
 }

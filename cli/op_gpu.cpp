@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
+#include <map>
 
 #include "cli/op_backends.hpp"
 #include "gpu/common.hpp"
@@ -16,6 +18,7 @@
 #include "model/bf16.hpp"
 #include "model/error.hpp"
 #include "reference/ops.hpp"
+#include "scenarios/no_gpu.hpp"
 
 namespace salasim::cli {
 
@@ -59,154 +62,201 @@ void need_attention_shape(const op::OpInputs& x) {
                    x.dim("hd"), x.dim("H"), x.dim("G")));
 }
 
+// One function per op: the op's inputs uploaded, its kernel (or the runner's kernels) called as the runner calls
+// it, the outputs handed to `put` in the op table's order. T: rows of the ops that have them (compress_k has none).
+struct Put {
+  std::function<void(size_t, std::vector<int64_t>, std::vector<double>, bool)> f;
+  void operator()(size_t i, std::vector<int64_t> shape, std::vector<double> data, bool integer = false) const {
+    f(i, std::move(shape), std::move(data), integer);
+  }
+};
+
+void gpu_rmsnorm(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int n = int(x.dim("n"));
+  Buffer<bf16_t> in = up(x.tensor("x"), "x"), w = up(x.tensor("w"), "w"), y(size_t(T * n), "y");
+  gpu::rmsnorm(in.get(), n, w.get(), T, n, float(x.f("eps")), y.get(), n, nullptr);
+  put(0, {T, n}, down(y));
+}
+
+void gpu_rope(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int hd = int(x.dim("hd")), H = int(x.dim("H"));
+  need(hd == 128, x, fmt::format("kernel is built for head_dim 128; attribute 'head_dim' is {}", hd));
+  need(x.choice("angles") == "fp32", x, "takes fp32 angles only (attribute angles = \"fp32\")");
+  Buffer<bf16_t> in = up(x.tensor("x"), "x");
+  const ref::RopeTable tab = ref::rope_table(hd, x.f("theta"), ref::RopeAngles::Fp32);  // the runner's fp32 table
+  Buffer<float> inv = gpu::to_device(tab.inv_freq32, "rope inv_freq");
+  gpu::rope(in.get(), int64_t(H) * hd, T, H, hd, nullptr, 0.0f, x.i("pos0"), inv.get(), nullptr);
+  put(0, {T, int64_t(H) * hd}, down(in));
+}
+
+void gpu_gla(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int H = int(x.dim("H")), hd = int(x.dim("hd"));
+  const int64_t ld = int64_t(H) * hd;
+  need(hd == 128, x, fmt::format("kernels are built for head dim 128; the inputs have hd = {}", hd));
+  Buffer<bf16_t> q = up(x.tensor("q"), "q"), k = up(x.tensor("k"), "k"), v = up(x.tensor("v"), "v");
+  Buffer<bf16_t> o(size_t(T * ld), "gla out");
+  Buffer<float> gamma = up32(x.tensor("gamma").data, "decay");
+  Buffer<float> S = x.has("state") ? up32(x.tensor("state").data, "gla state")
+                                   : gpu::to_device(std::vector<float>(size_t(H) * hd * hd, 0.0f), "gla state");
+  const std::string& form = x.choice("form");
+  if (form == "recurrent" || (form == "auto" && T < 64)) {  // the runner's dispatch: n < 64 new tokens
+    gpu::gla_recurrent(q.get(), k.get(), v.get(), ld, T, H, hd, gamma.get(), float(x.f("tau")), S.get(), o.get(), ld,
+                       nullptr);
+  } else {
+    Buffer<uint8_t> ws(gpu::gla_workspace_bytes(T, H, hd), "gla workspace");
+    gpu::gla_chunked(q.get(), k.get(), v.get(), ld, T, H, hd, gamma.get(), float(x.f("tau")), S.get(), o.get(), ld,
+                     ws.get(), nullptr);
+    gpu::synchronize();
+  }
+  put(0, {T, ld}, down(o));
+  put(1, {H, hd, hd}, down_plain(S));
+}
+
+void gpu_compress_k(const op::OpInputs& x, int64_t /*T: compress_k has no rows*/, const Put& put) {
+  const int G = int(x.dim("G")), hd = int(x.dim("hd"));
+  const int64_t L = x.dim("L");
+  Buffer<bf16_t> K = up(x.tensor("k"), "keys");
+  for (int which = 0; which < 2; ++which) {
+    const int f = which ? 4 : 1;
+    const int64_t n = x.dim(which ? "N2" : "N1");
+    Buffer<bf16_t> ck(size_t(G * n * hd), "compressed keys");
+    gpu::compress_k(K.get(), L, G, hd, 0, L, f * int(x.i("kernel")), f * int(x.i("stride")), ck.get(), n, nullptr);
+    put(size_t(which), {G, n, hd}, down(ck));
+  }
+}
+
+void gpu_select_blocks(const op::OpInputs& x, int64_t T, const Put& put) {
+  need_attention_shape(x);
+  need(x.i("kernel") == 32 && x.i("stride") == 16 && x.i("block") == 64, x,
+       fmt::format("kernels are built for the released rules (kernel 32, stride 16, block 64); the attributes say "
+                   "kernel {}, stride {}, block {}",
+                   x.i("kernel"), x.i("stride"), x.i("block")));
+  const int G = int(x.dim("G")), Ks = int(x.i("k_sel"));
+  const int64_t NB = x.dim("NB"), pos0 = x.i("pos0");
+  const InputDataset &k1 = x.tensor("k1"), &k2 = x.tensor("k2");
+  Buffer<bf16_t> q = up(x.tensor("q"), "q"), dk1 = up(k1, "k1"), dk2 = up(k2, "k2");
+  Buffer<int32_t> blocks(size_t(T * G * Ks), "selected blocks");
+  Buffer<float> scores(size_t(T * G * NB), "block scores");
+  gpu::SelectArgs a;
+  a.q = q.get(), a.ldq = x.dim("H") * x.dim("hd"), a.T = T, a.pos0 = pos0;
+  a.k1 = dk1.get(), a.k1_cap = k1.shape[1], a.k2 = dk2.get(), a.k2_cap = k2.shape[1];
+  a.H = int(x.dim("H")), a.G = G, a.hd = int(x.dim("hd")), a.tau = float(x.f("tau"));
+  a.kernel = int(x.i("kernel")), a.stride = int(x.i("stride")), a.block = int(x.i("block"));
+  a.init_blocks = int(x.i("init_blocks")), a.local_blocks = int(x.i("local_blocks")), a.k_sel = Ks;
+  a.blocks = blocks.get(), a.scores = scores.get(), a.n_blocks = NB;
+  Buffer<uint8_t> ws(gpu::select_blocks_workspace(T, pos0 + T, a.H, G, a.kernel, a.stride), "select workspace");
+  a.workspace = ws.get(), a.workspace_bytes = ws.size();
+  gpu::select_blocks(a, nullptr);
+  put(0, {T, G, Ks}, down_plain(blocks), true);
+  put(1, {T, G, NB}, down_plain(scores));
+}
+
+void gpu_attention(const op::OpInputs& x, int64_t T, const Put& put) {
+  need_attention_shape(x);
+  const bool sparse = x.spec->name == "sparse_attn";
+  if (sparse) {
+    need(x.i("block") == 64, x,
+         fmt::format("kernel is built for 64-token blocks; attribute 'block' is {}", x.i("block")));
+    need(x.dim("K") <= 128, x,
+         fmt::format("kernel takes at most 128 blocks per query; dataset 'blocks' has {}", x.dim("K")));
+  }
+  const int G = int(x.dim("G")), Ks = sparse ? int(x.dim("K")) : 96;
+  const int64_t L = x.dim("L"), HD = x.dim("H") * x.dim("hd");
+  Buffer<bf16_t> q = up(x.tensor("q"), "q"), K = up(x.tensor("k"), "keys"), V = up(x.tensor("v"), "values");
+  Buffer<bf16_t> out(size_t(T * HD), "attention out");
+  Buffer<int32_t> blocks;
+  if (sparse) {
+    const std::vector<double>& b = x.tensor("blocks").data;
+    blocks = gpu::to_device(std::vector<int32_t>(b.begin(), b.end()), "selected blocks");
+  }
+  Buffer<uint8_t> ws(std::max<size_t>(1, gpu::sparse_attn_workspace_bytes(T, G, Ks, L)), "attention split partials");
+  gpu::AttnArgs a;
+  a.q = q.get(), a.ldq = HD, a.T = T, a.pos0 = x.i("pos0");
+  a.K = K.get(), a.V = V.get(), a.cap = L;
+  a.H = int(x.dim("H")), a.G = G, a.hd = int(x.dim("hd")), a.tau = float(x.f("tau")), a.block = 64;
+  a.blocks = sparse ? blocks.get() : nullptr, a.k_sel = Ks;
+  a.out = out.get(), a.ldo = HD, a.workspace = ws.get(), a.workspace_bytes = ws.size();
+  if (sparse) gpu::sparse_attn(a, nullptr);
+  else gpu::dense_attn(a, nullptr);
+  put(0, {T, HD}, down(out));
+}
+
+void gpu_gate(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int n = int(x.dim("n"));
+  Buffer<bf16_t> in = up(x.tensor("x"), "x"), z = up(x.tensor("z"), "z"), y(size_t(T * n), "y");
+  gpu::gate(in.get(), n, z.get(), n, T, n, y.get(), n, nullptr);
+  put(0, {T, n}, down(y));
+}
+
+void gpu_mlp_act(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int I = int(x.dim("I"));
+  const std::vector<double>&g = x.tensor("g").data, &u = x.tensor("u").data;
+  std::vector<double> gu;  // [T, 2I]: g | u side by side, as the fused gate_up projection leaves them
+  gu.reserve(size_t(2 * T * I));
+  for (int64_t t = 0; t < T; ++t) {
+    gu.insert(gu.end(), g.begin() + t * I, g.begin() + (t + 1) * I);
+    gu.insert(gu.end(), u.begin() + t * I, u.begin() + (t + 1) * I);
+  }
+  Buffer<bf16_t> dgu = up(gu, "gate|up"), act(size_t(T * I), "act");
+  gpu::mlp_act(dgu.get(), T, I, act.get(), nullptr);
+  put(0, {T, I}, down(act));
+}
+
+void gpu_residual(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int D = int(x.dim("D"));
+  Buffer<bf16_t> h = up(x.tensor("h"), "h"), b = up(x.tensor("branch"), "branch");
+  gpu::residual(h.get(), b.get(), T, D, float(x.f("scale")), nullptr, 0.0f, nullptr, nullptr);
+  put(0, {T, D}, down(h));
+}
+
+void gpu_logits(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int D = int(x.dim("D")), V = int(x.dim("V"));
+  Buffer<bf16_t> h = up(x.tensor("h"), "h"), W = up(x.tensor("w"), "lm_head"), y(size_t(T * V), "logits");
+  gpu::Blas blas(nullptr);
+  // as the runner: 1/divisor folded into the GEMM's alpha (exact for the model's power-of-two divisor)
+  gpu::linear(blas, h.get(), D, W.get(), T, D, V, y.get(), V, float(1.0 / x.f("divisor")));
+  put(0, {T, V}, down(y));
+}
+
+using GpuOp = void (*)(const op::OpInputs&, int64_t, const Put&);
+const std::map<std::string, GpuOp>& gpu_ops() {
+  static const std::map<std::string, GpuOp> ops = {
+      {"rmsnorm", gpu_rmsnorm},
+      {"rope", gpu_rope},
+      {"gla", gpu_gla},
+      {"compress_k", gpu_compress_k},
+      {"select_blocks", gpu_select_blocks},
+      {"sparse_attn", gpu_attention},
+      {"dense_attn", gpu_attention},
+      {"gate", gpu_gate},
+      {"mlp_act", gpu_mlp_act},
+      {"residual", gpu_residual},
+      {"logits", gpu_logits},
+  };
+  return ops;
+}
+
 }  // namespace
 
 void check_gpu() {
   std::string why;
-  if (!gpu::available(&why)) fail("salasim op --backend gpu needs a GPU: {}", why);
+  if (!gpu::available(&why)) fail("salasim op --backend gpu needs a GPU: {}", plain_no_gpu_reason(why));
 }
 
 TapMap run_op_gpu(const op::OpInputs& x0, std::string* device) {
   check_gpu();
   *device = gpu::device_name();
-  for (const auto& [sym, v] : x0.dims)
-    need(v <= INT_MAX, x0, fmt::format("takes sizes below 2^31; {} = {}", sym, v));
+  for (const auto& [sym, v] : x0.dims) need(v <= INT_MAX, x0, fmt::format("takes sizes below 2^31; {} = {}", sym, v));
   const op::OpInputs x = op::as_gpu_stores(x0);
   const std::string& name = x.spec->name;
   const std::vector<op::OutputSpec>& outs = x.spec->outputs;
   TapMap r;
-  auto put = [&](size_t i, std::vector<int64_t> shape, std::vector<double> data, bool integer = false) {
+  const Put put{[&](size_t i, std::vector<int64_t> shape, std::vector<double> data, bool integer) {
     r[outs[i].tap] = Tap{std::move(shape), std::move(data), integer, int64_t(i)};
-  };
-  const int64_t T = x.dims.count("T") ? x.dim("T") : 0;  // rows of the ops that have them (compress_k has none)
-  if (name == "rmsnorm") {
-    const int n = int(x.dim("n"));
-    Buffer<bf16_t> in = up(x.tensor("x"), "x"), w = up(x.tensor("w"), "w"), y(size_t(T * n), "y");
-    gpu::rmsnorm(in.get(), n, w.get(), T, n, float(x.f("eps")), y.get(), n, nullptr);
-    put(0, {T, n}, down(y));
-  } else if (name == "rope") {
-    const int hd = int(x.dim("hd")), H = int(x.dim("H"));
-    need(hd == 128, x, fmt::format("kernel is built for head_dim 128; attribute 'head_dim' is {}", hd));
-    need(x.choice("angles") == "fp32", x, "takes fp32 angles only (attribute angles = \"fp32\")");
-    Buffer<bf16_t> in = up(x.tensor("x"), "x");
-    const ref::RopeTable tab = ref::rope_table(hd, x.f("theta"), ref::RopeAngles::Fp32);  // the runner's fp32 table
-    Buffer<float> inv = gpu::to_device(tab.inv_freq32, "rope inv_freq");
-    gpu::rope(in.get(), int64_t(H) * hd, T, H, hd, nullptr, 0.0f, x.i("pos0"), inv.get(), nullptr);
-    put(0, {T, int64_t(H) * hd}, down(in));
-  } else if (name == "gla") {
-    const int H = int(x.dim("H")), hd = int(x.dim("hd"));
-    const int64_t ld = int64_t(H) * hd;
-    need(hd == 128, x, fmt::format("kernels are built for head dim 128; the inputs have hd = {}", hd));
-    Buffer<bf16_t> q = up(x.tensor("q"), "q"), k = up(x.tensor("k"), "k"), v = up(x.tensor("v"), "v");
-    Buffer<bf16_t> o(size_t(T * ld), "gla out");
-    Buffer<float> gamma = up32(x.tensor("gamma").data, "decay");
-    Buffer<float> S = x.has("state") ? up32(x.tensor("state").data, "gla state")
-                                     : gpu::to_device(std::vector<float>(size_t(H) * hd * hd, 0.0f), "gla state");
-    const std::string& form = x.choice("form");
-    if (form == "recurrent" || (form == "auto" && T < 64)) {  // the runner's dispatch: n < 64 new tokens
-      gpu::gla_recurrent(q.get(), k.get(), v.get(), ld, T, H, hd, gamma.get(), float(x.f("tau")), S.get(), o.get(), ld,
-                         nullptr);
-    } else {
-      Buffer<uint8_t> ws(gpu::gla_workspace_bytes(T, H, hd), "gla workspace");
-      gpu::gla_chunked(q.get(), k.get(), v.get(), ld, T, H, hd, gamma.get(), float(x.f("tau")), S.get(), o.get(), ld,
-                       ws.get(), nullptr);
-      gpu::synchronize();
-    }
-    put(0, {T, ld}, down(o));
-    put(1, {H, hd, hd}, down_plain(S));
-  } else if (name == "compress_k") {
-    const int G = int(x.dim("G")), hd = int(x.dim("hd"));
-    const int64_t L = x.dim("L");
-    Buffer<bf16_t> K = up(x.tensor("k"), "keys");
-    for (int which = 0; which < 2; ++which) {
-      const int f = which ? 4 : 1;
-      const int64_t n = x.dim(which ? "N2" : "N1");
-      Buffer<bf16_t> ck(size_t(G * n * hd), "compressed keys");
-      gpu::compress_k(K.get(), L, G, hd, 0, L, f * int(x.i("kernel")), f * int(x.i("stride")), ck.get(), n, nullptr);
-      put(size_t(which), {G, n, hd}, down(ck));
-    }
-  } else if (name == "select_blocks") {
-    need_attention_shape(x);
-    need(x.i("kernel") == 32 && x.i("stride") == 16 && x.i("block") == 64, x,
-         fmt::format("kernels are built for the released rules (kernel 32, stride 16, block 64); the attributes say "
-                     "kernel {}, stride {}, block {}",
-                     x.i("kernel"), x.i("stride"), x.i("block")));
-    const int G = int(x.dim("G")), Ks = int(x.i("k_sel"));
-    const int64_t NB = x.dim("NB"), pos0 = x.i("pos0");
-    const InputDataset &k1 = x.tensor("k1"), &k2 = x.tensor("k2");
-    Buffer<bf16_t> q = up(x.tensor("q"), "q"), dk1 = up(k1, "k1"), dk2 = up(k2, "k2");
-    Buffer<int32_t> blocks(size_t(T * G * Ks), "selected blocks");
-    Buffer<float> scores(size_t(T * G * NB), "block scores");
-    gpu::SelectArgs a;
-    a.q = q.get(), a.ldq = x.dim("H") * x.dim("hd"), a.T = T, a.pos0 = pos0;
-    a.k1 = dk1.get(), a.k1_cap = k1.shape[1], a.k2 = dk2.get(), a.k2_cap = k2.shape[1];
-    a.H = int(x.dim("H")), a.G = G, a.hd = int(x.dim("hd")), a.tau = float(x.f("tau"));
-    a.kernel = int(x.i("kernel")), a.stride = int(x.i("stride")), a.block = int(x.i("block"));
-    a.init_blocks = int(x.i("init_blocks")), a.local_blocks = int(x.i("local_blocks")), a.k_sel = Ks;
-    a.blocks = blocks.get(), a.scores = scores.get(), a.n_blocks = NB;
-    Buffer<uint8_t> ws(gpu::select_blocks_workspace(T, pos0 + T, a.H, G, a.kernel, a.stride), "select workspace");
-    a.workspace = ws.get(), a.workspace_bytes = ws.size();
-    gpu::select_blocks(a, nullptr);
-    put(0, {T, G, Ks}, down_plain(blocks), true);
-    put(1, {T, G, NB}, down_plain(scores));
-  } else if (name == "sparse_attn" || name == "dense_attn") {
-    need_attention_shape(x);
-    const bool sparse = name == "sparse_attn";
-    if (sparse) {
-      need(x.i("block") == 64, x, fmt::format("kernel is built for 64-token blocks; attribute 'block' is {}", x.i("block")));
-      need(x.dim("K") <= 128, x, fmt::format("kernel takes at most 128 blocks per query; dataset 'blocks' has {}", x.dim("K")));
-    }
-    const int G = int(x.dim("G")), Ks = sparse ? int(x.dim("K")) : 96;
-    const int64_t L = x.dim("L"), HD = x.dim("H") * x.dim("hd");
-    Buffer<bf16_t> q = up(x.tensor("q"), "q"), K = up(x.tensor("k"), "keys"), V = up(x.tensor("v"), "values");
-    Buffer<bf16_t> out(size_t(T * HD), "attention out");
-    Buffer<int32_t> blocks;
-    if (sparse) {
-      const std::vector<double>& b = x.tensor("blocks").data;
-      blocks = gpu::to_device(std::vector<int32_t>(b.begin(), b.end()), "selected blocks");
-    }
-    Buffer<uint8_t> ws(std::max<size_t>(1, gpu::sparse_attn_workspace_bytes(T, G, Ks, L)), "attention split partials");
-    gpu::AttnArgs a;
-    a.q = q.get(), a.ldq = HD, a.T = T, a.pos0 = x.i("pos0");
-    a.K = K.get(), a.V = V.get(), a.cap = L;
-    a.H = int(x.dim("H")), a.G = G, a.hd = int(x.dim("hd")), a.tau = float(x.f("tau")), a.block = 64;
-    a.blocks = sparse ? blocks.get() : nullptr, a.k_sel = Ks;
-    a.out = out.get(), a.ldo = HD, a.workspace = ws.get(), a.workspace_bytes = ws.size();
-    if (sparse) gpu::sparse_attn(a, nullptr);
-    else gpu::dense_attn(a, nullptr);
-    put(0, {T, HD}, down(out));
-  } else if (name == "gate") {
-    const int n = int(x.dim("n"));
-    Buffer<bf16_t> in = up(x.tensor("x"), "x"), z = up(x.tensor("z"), "z"), y(size_t(T * n), "y");
-    gpu::gate(in.get(), n, z.get(), n, T, n, y.get(), n, nullptr);
-    put(0, {T, n}, down(y));
-  } else if (name == "mlp_act") {
-    const int I = int(x.dim("I"));
-    const std::vector<double>&g = x.tensor("g").data, &u = x.tensor("u").data;
-    std::vector<double> gu;  // [T, 2I]: g | u side by side, as the fused gate_up projection leaves them
-    gu.reserve(size_t(2 * T * I));
-    for (int64_t t = 0; t < T; ++t) {
-      gu.insert(gu.end(), g.begin() + t * I, g.begin() + (t + 1) * I);
-      gu.insert(gu.end(), u.begin() + t * I, u.begin() + (t + 1) * I);
-    }
-    Buffer<bf16_t> dgu = up(gu, "gate|up"), act(size_t(T * I), "act");
-    gpu::mlp_act(dgu.get(), T, I, act.get(), nullptr);
-    put(0, {T, I}, down(act));
-  } else if (name == "residual") {
-    const int D = int(x.dim("D"));
-    Buffer<bf16_t> h = up(x.tensor("h"), "h"), b = up(x.tensor("branch"), "branch");
-    gpu::residual(h.get(), b.get(), T, D, float(x.f("scale")), nullptr, 0.0f, nullptr, nullptr);
-    put(0, {T, D}, down(h));
-  } else if (name == "logits") {
-    const int D = int(x.dim("D")), V = int(x.dim("V"));
-    Buffer<bf16_t> h = up(x.tensor("h"), "h"), W = up(x.tensor("w"), "lm_head"), y(size_t(T * V), "logits");
-    gpu::Blas blas(nullptr);
-    // as the runner: 1/divisor folded into the GEMM's alpha (exact for the model's power-of-two divisor)
-    gpu::linear(blas, h.get(), D, W.get(), T, D, V, y.get(), V, float(1.0 / x.f("divisor")));
-    put(0, {T, V}, down(y));
-  } else {
-    internal_fail("op {} is in the op table but has no CUDA call", name);
-  }
+  }};
+  const auto it = gpu_ops().find(name);
+  if (it == gpu_ops().end()) internal_fail("op {} is in the op table but has no CUDA call", name);
+  it->second(x, x.dims.count("T") ? x.dim("T") : 0, put);
   return r;
 }
 

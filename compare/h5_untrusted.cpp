@@ -20,6 +20,7 @@
 #include "compare/h5_util.hpp"
 #include "model/checked.hpp"
 #include "model/error.hpp"
+#include "model/json_field.hpp"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -60,7 +61,8 @@ struct Walk {
 
   void group(hid_t g, const std::string& prefix, int depth) {
     const std::string shown = prefix.empty() ? "/" : prefix;
-    if (depth > kMaxDepth) fail("{}: {}: groups nest more than {} deep; a tap dump nests at most 7", file, shown, kMaxDepth);
+    if (depth > kMaxDepth)
+      fail("{}: {}: groups nest more than {} deep; a tap dump nests at most 7", file, excerpt(shown), kMaxDepth);
     H5G_info_t info;
     check(H5Gget_info(g, &info), file, "cannot read group " + shown);
     for (hsize_t i = 0; i < info.nlinks; ++i) {
@@ -68,7 +70,8 @@ struct Walk {
       check(herr_t(len < 0 ? -1 : 0), file, "cannot list group " + shown);
       std::string name(size_t(len) + 1, '\0');
       check(herr_t(H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0
-                       ? -1 : 0),
+                       ? -1
+                       : 0),
             file, "cannot list group " + shown);
       name.resize(size_t(len));
       const std::string path = prefix + "/" + name;
@@ -76,9 +79,13 @@ struct Walk {
       check(H5Lget_info_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, &link, H5P_DEFAULT), file,
             "cannot read link " + path);
       if (link.type != H5L_TYPE_HARD)
-        fail("{}: {} is a {} link; a salasim dump holds only groups and datasets (hard links), and a link could lead "
-             "out of the file",
-             file, path, link.type == H5L_TYPE_SOFT ? "soft" : link.type == H5L_TYPE_EXTERNAL ? "external" : "user-defined");
+        fail(
+            "{}: {} is a {} link; a salasim dump holds only groups and datasets (hard links), and a link could lead "
+            "out of the file",
+            file, excerpt(path),
+            link.type == H5L_TYPE_SOFT       ? "soft"
+            : link.type == H5L_TYPE_EXTERNAL ? "external"
+                                             : "user-defined");
       Id obj(check(H5Oopen(g, name.c_str(), H5P_DEFAULT), file, "cannot open " + path));
       visit(obj.get(), path, depth);
     }
@@ -88,16 +95,15 @@ struct Walk {
     const std::string shown = path.empty() ? "/" : path;
     const auto [it, first] = seen.emplace(object_key(obj, file, shown), shown);
     if (!first)
-      fail("{}: {} is a second link to {}: a salasim dump links each group and dataset once (a link back to a "
-           "parent would make the walk endless)",
-           file, shown, it->second);
+      fail(
+          "{}: {} is a second link to {}: a salasim dump links each group and dataset once (a link back to a "
+          "parent would make the walk endless)",
+          file, excerpt(shown), excerpt(it->second));
     const H5I_type_t type = H5Iget_type(obj);
     if (type == H5I_GROUP || type == H5I_FILE)  // the walk starts at the file itself: its root group
       group(obj, path, depth + 1);
-    else if (type == H5I_DATASET)
-      on_dataset(path, obj);
-    else
-      fail("{}: {} is neither a group nor a dataset", file, shown);
+    else if (type == H5I_DATASET) on_dataset(path, obj);
+    else fail("{}: {} is neither a group nor a dataset", file, excerpt(shown));
   }
 };
 
@@ -148,23 +154,25 @@ void crash_guard(const std::string& path, const std::function<void()>& read, dou
     if (done == pid || (done < 0 && errno != EINTR)) break;
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      fail("{}: reading this file did not finish in {:.0f} s (the HDF5 library loops on it): it is damaged, or not "
-           "the file it claims to be",
-           path, timeout_s);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+      fail(
+          "{}: reading this file did not finish in {:.0f} s (the HDF5 library loops on it): it is damaged, or not "
+          "the file it claims to be",
+          path, timeout_s);
     }
     std::this_thread::sleep_for(pause);
   }
   if (WIFSIGNALED(status))
-    fail("{}: the HDF5 library crashed reading this file (signal {}, {}): it is damaged, or not the file it claims "
-         "to be",
-         path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+    fail(
+        "{}: the HDF5 library crashed reading this file (signal {}, {}): it is damaged, or not the file it claims "
+        "to be",
+        path, WTERMSIG(status), strsignal(WTERMSIG(status)));
   // A sanitizer or fuzzer in the child ends a crash with an exit code of its own instead of the signal.
   if (WIFEXITED(status) && WEXITSTATUS(status) != kRead && WEXITSTATUS(status) != kRefused)
-    fail("{}: reading this file crashed (exit status {} in the reading process): it is damaged, or not the file it "
-         "claims to be",
-         path, WEXITSTATUS(status));
+    fail(
+        "{}: reading this file crashed (exit status {} in the reading process): it is damaged, or not the file it "
+        "claims to be",
+        path, WEXITSTATUS(status));
 }
 
 DatasetExtent dataset_extent(hid_t ds, const std::string& file, const std::string& where) {
@@ -174,8 +182,9 @@ DatasetExtent dataset_extent(hid_t ds, const std::string& file, const std::strin
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 0 || rank > 32) fail("{}: {}: cannot read its rank", file, where);
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
-  if (rank > 0) check(herr_t(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0 ? -1 : 0), file,
-                      where + ": cannot read its dims");
+  if (rank > 0)
+    check(herr_t(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0 ? -1 : 0), file,
+          where + ": cannot read its dims");
   DatasetExtent e;
   for (hsize_t d : dims) {
     if (d > hsize_t(INT64_MAX)) fail("{}: {}: dimension {} does not fit in 64 bits", file, where, d);
@@ -198,10 +207,12 @@ DatasetExtent dataset_extent(hid_t ds, const std::string& file, const std::strin
     unsigned flags = 0;
     size_t nelmts = 0;
     char name[64] = {};
-    const H5Z_filter_t f = H5Pget_filter2(dcpl.get(), unsigned(i), &flags, &nelmts, nullptr, sizeof name, name, nullptr);
+    const H5Z_filter_t f =
+        H5Pget_filter2(dcpl.get(), unsigned(i), &flags, &nelmts, nullptr, sizeof name, name, nullptr);
     if (f == H5Z_FILTER_DEFLATE) deflated = true;
     else if (f != H5Z_FILTER_SHUFFLE && f != H5Z_FILTER_FLETCHER32)
-      fail("{}: {}: filter {} ('{}'); a salasim dump uses only shuffle, deflate and fletcher32", file, where, int(f), name);
+      fail("{}: {}: filter {} ('{}'); a salasim dump uses only shuffle, deflate and fletcher32", file, where, int(f),
+           name);
   }
   if (e.numel == 0) return e;
   Id type(check(H5Dget_type(ds), file, where + ": cannot read its type"));

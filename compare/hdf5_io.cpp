@@ -11,6 +11,7 @@
 #include "compare/h5_util.hpp"
 #include "compare/hdf5_layout.hpp"
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 
 namespace salasim {
 
@@ -45,10 +46,11 @@ void check_name(const std::string& name, const std::string& file) {
   if (!ok) fail("{}: tap name '{}' is not a path like /prefill/layer_03/lightning/gla/out", file, name);
 }
 
-h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info, bool large_attrs) {
+h5::Id create_file(const std::string& path, const std::string& at, const char* layout, const DumpInfo& info,
+                   bool large_attrs) {
   h5::Id fapl(H5Pcreate(H5P_FILE_ACCESS));
   if (large_attrs) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
-  h5::Id f(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), path,
+  h5::Id f(h5::check(H5Fcreate(at.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), path,
                      "cannot create the HDF5 file (does its folder exist, is it writable?)"));
   h5::write_string_attr(f.get(), "salasim_layout", layout, path);
   h5::write_int_attr(f.get(), "salasim_format_version", kFormatVersion, path);
@@ -61,6 +63,11 @@ h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& 
     h5::write_string_attr(f.get(), k, v, path);
   }
   return f;
+}
+
+void close_file(h5::Id& f, const std::string& path) {
+  h5::check(H5Fclose(f.release()), path,
+            "cannot finish the file (is the disk full?); nothing was written under its name");
 }
 
 }  // namespace dump_layout
@@ -221,14 +228,15 @@ Tap read_dataset(hid_t ds, const std::string& path, const std::string& file) {
 
 }  // namespace
 
-void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& info, FloatStorage storage,
-                bool compress) {
+void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& info, FloatStorage storage, bool compress,
+                bool replace) {
+  for (const auto& [name, t] : taps) check_name(name, path);
+  OutputFile out(path, replace, "");
   h5::Quiet quiet;
-  h5::Id f = create_file(path, "taps", info);
-  for (const auto& [name, t] : taps) {
-    check_name(name, path);
-    write_dataset(f.get(), name, t, storage, path, compress);
-  }
+  h5::Id f = create_file(path, out.temp(), "taps", info);
+  for (const auto& [name, t] : taps) write_dataset(f.get(), name, t, storage, path, compress);
+  dump_layout::close_file(f, path);
+  out.commit();
 }
 
 TapDump read_taps(const std::string& path) {
@@ -254,9 +262,11 @@ TapDump read_taps_unguarded(const std::string& path) {
   return d;
 }
 
-void write_failures(const std::string& path, const std::vector<FailureEntry>& entries, const DumpInfo& info) {
+void write_failures(const std::string& path, const std::vector<FailureEntry>& entries, const DumpInfo& info,
+                    bool replace) {
+  OutputFile out(path, replace, "");
   h5::Quiet quiet;
-  h5::Id f = create_file(path, "failures", info);
+  h5::Id f = create_file(path, out.temp(), "failures", info);
   for (const FailureEntry& e : entries) {
     check_name(e.name, path);
     if (!e.reference && !e.backend)
@@ -279,6 +289,8 @@ void write_failures(const std::string& path, const std::vector<FailureEntry>& en
       write_dataset(g.get(), "inputs/" + n, t, FloatStorage::Float64, path);
     }
   }
+  dump_layout::close_file(f, path);
+  out.commit();
 }
 
 FailureDump read_failures_unguarded(const std::string& path) {

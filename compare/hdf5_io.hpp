@@ -15,17 +15,19 @@ namespace salasim {
 struct DumpInfo {
   std::string scenario;
   std::string git_revision;
-  std::string backend;  // "reference", "peer", "cuda:H200", ...
-  std::string created;  // ISO 8601 UTC; write_* fills in the current time when empty
+  std::string backend;                       // "reference", "peer", "cuda:H200", ...
+  std::string created;                       // ISO 8601 UTC; write_* fills in the current time when empty
   std::map<std::string, std::string> extra;  // free-form key/values, one string attribute each
 };
 
 enum class FloatStorage { Float64, Float32 };  // how float taps are stored; integer taps are always int64
 
-// Writes (truncates) `path`: dataset /prefill/layer_03/lightning/gla/out etc., groups created along the path.
-// `compress`: shuffle + deflate each dataset (h5py and read_taps read it as any other; goldens use it).
+// Writes `path`: dataset /prefill/layer_03/lightning/gla/out etc., groups created along the path.
+// `compress`: shuffle + deflate each dataset (h5py and read_taps read it as any other; goldens use it). Written as
+// every output is (model/output_file.hpp): to a temporary beside `path`, renamed onto it once closed without error;
+// replace = false refuses an existing `path` (the CLI's policy without --force), true replaces it.
 void write_taps(const std::string& path, const TapMap& taps, const DumpInfo& info,
-                FloatStorage storage = FloatStorage::Float64, bool compress = false);
+                FloatStorage storage = FloatStorage::Float64, bool compress = false, bool replace = true);
 
 struct TapDump {
   TapMap taps;
@@ -50,7 +52,9 @@ struct FailureEntry {
   std::map<std::string, Tap> inputs;  // "q", "k", "v", ...: names without '/'
 };
 
-void write_failures(const std::string& path, const std::vector<FailureEntry>& entries, const DumpInfo& info);
+// Written as write_taps is (a temporary renamed onto `path`; replace as there).
+void write_failures(const std::string& path, const std::vector<FailureEntry>& entries, const DumpInfo& info,
+                    bool replace = true);
 
 struct FailureDump {
   std::vector<FailureEntry> entries;  // by name

@@ -14,7 +14,11 @@ namespace salasim::dump_layout {
 void check_name(const std::string& name, const std::string& file);
 // Creates (truncates) `path` with the file attributes of `layout` ("taps", "failures") and `info`. large_attrs: the
 // HDF5 1.8 file format at least, whose dense attribute storage holds attributes past 64 KiB (a `rows` list).
-h5::Id create_file(const std::string& path, const char* layout, const DumpInfo& info, bool large_attrs = false);
+// Creates the HDF5 file at `at` (an OutputFile's temporary, model/output_file.hpp), messages naming `path`.
+h5::Id create_file(const std::string& path, const std::string& at, const char* layout, const DumpInfo& info,
+                   bool large_attrs = false);
+// Closes a file written through `f`, checked: HDF5 writes what it buffered at close, so a full disk shows here.
+void close_file(h5::Id& f, const std::string& path);
 // Dataset `rel` (a path below `loc`, groups created along it) holding tap `t`, with its attributes.
 void write_dataset(hid_t loc, const std::string& rel, const Tap& t, FloatStorage storage, const std::string& file,
                    bool compress = false);

@@ -13,6 +13,7 @@
 #include "model/bf16.hpp"
 #include "model/checked.hpp"
 #include "model/error.hpp"
+#include "model/json_field.hpp"
 #include "model/windows.hpp"
 
 namespace salasim::op {
@@ -30,9 +31,11 @@ AttrSpec attr(std::string name, AttrKind kind, std::string doc, std::string fall
   a.name = std::move(name), a.kind = kind, a.doc = std::move(doc), a.fallback = std::move(fallback);
   return a;
 }
-AttrSpec num(std::string name, std::string doc, bool positive = false) {
+// A float attribute in `range`: the model's range for the quantity it stands for (its config field or the scale
+// derived from one), so the op refuses what the model could never be given.
+AttrSpec num(std::string name, std::string doc, const FloatRange& range) {
   AttrSpec a = attr(std::move(name), AttrKind::Float, std::move(doc));
-  a.positive = positive;
+  a.range = range;
   return a;
 }
 AttrSpec whole(std::string name, int64_t lo, int64_t hi, std::string doc, std::string fallback = "") {
@@ -62,9 +65,10 @@ void check_blocks(OpInputs& x) {
         const double v = b.data[size_t((t * G + g) * K + s)];
         if (v == -1) continue;
         if (v < 0 || v > double(qb))
-          fail("{}: dataset 'blocks': [{}, {}, {}] is {}; expected -1 (an empty slot) or a causal block id in [0, {}] "
-               "(query {} is at position {} = pos0 + {}, block {})",
-               x.file, t, g, s, v, qb, t, pos0 + t, t, qb);
+          fail(
+              "{}: dataset 'blocks': [{}, {}, {}] is {}; expected -1 (an empty slot) or a causal block id in [0, {}] "
+              "(query {} is at position {} = pos0 + {}, block {})",
+              x.file, t, g, s, v, qb, t, pos0 + t, t, qb);
         if (!seen.insert(int64_t(v)).second)
           fail("{}: dataset 'blocks': row [{}, {}] lists block {} twice; a selection is a set", x.file, t, g, v);
       }
@@ -72,11 +76,24 @@ void check_blocks(OpInputs& x) {
   }
 }
 
+// gamma is a natural-log decay per token, < 0 as --help says: at 0 the state never decays, and above it every
+// step multiplies the state by exp(gamma) > 1, so the output grows without bound (1e30 at a few hundred rows).
+void check_decays(OpInputs& x) {
+  const InputDataset& g = x.tensor("gamma");
+  for (size_t h = 0; h < g.data.size(); ++h)
+    if (!(g.data[h] < 0))
+      fail(
+          "{}: dataset 'gamma': element [{}] is {}; expected a natural-log decay < 0 per head and token (the state "
+          "is multiplied by exp(gamma) < 1 each row)",
+          x.file, h, g.data[h]);
+}
+
 void check_heads_per_group(const OpInputs& x) {
   if (x.dim("H") % x.dim("G") != 0)
-    fail("{}: {} query heads (H from dataset 'q') do not split evenly over {} kv heads (G from the keys): H must be "
-         "a multiple of G",
-         x.file, x.dim("H"), x.dim("G"));
+    fail(
+        "{}: {} query heads (H from dataset 'q') do not split evenly over {} kv heads (G from the keys): H must be "
+        "a multiple of G",
+        x.file, x.dim("H"), x.dim("G"));
 }
 
 void check_cache(const OpInputs& x) {
@@ -90,112 +107,133 @@ std::vector<OpSpec> make_table() {
   const std::string pos0_doc = "absolute position of the first row (queries at pos0 .. pos0+T-1)";
   std::vector<OpSpec> t;
 
-  t.push_back({"rmsnorm", "y = x / sqrt(mean(x^2) + eps) * w, per row (spec §2.1)", "ref::rmsnorm",
+  t.push_back({"rmsnorm",
+               "y = x / sqrt(mean(x^2) + eps) * w, per row (spec §2.1)",
+               "ref::rmsnorm",
                {in("x", {"T", "n"}, "rows to normalise"), in("w", {"n"}, "norm weight")},
-               {num("eps", "added to the mean of squares", true)},
+               {num("eps", "added to the mean of squares", kRmsNormEps)},
                {out("/op/input_norm/out", {"T", "n"}, "normalised rows")},
                {},
                nullptr});
 
-  OpSpec rope{"rope", "rotate-half RoPE on all head dims, in place (spec §2.1)", "ref::rope (table: ref::rope_table)",
-              {in("x", {"T", "H*hd"}, "q or k rows, H heads of hd")},
-              {whole("head_dim", 2, 4096, "hd, even"), whole("pos0", 0, kMaxPos, pos0_doc),
-               num("theta", "RoPE base (rope_theta)", true)},
-              {out("/op/lightning/qk_rope/q", {"T", "H*hd"}, "rotated rows")},
-              {"angles: angle = fp32(float(p) * inv_freq[i]) with fp32 inv_freq, as HF and the GPU build them; "
-               "attribute angles = \"exact\" takes float64 angles instead (reference and peer only)",
-               "the model's per-head q/k norm before RoPE is op rmsnorm (per row of hd) or part of the GPU's fused kernel; "
-               "here RoPE alone"},
-              [](OpInputs& x) {
-                if (x.dim("hd") % 2) fail("{}: attribute 'head_dim' is {}; RoPE pairs dims, so it must be even", x.file, x.dim("hd"));
-              }};
+  OpSpec rope{
+      "rope",
+      "rotate-half RoPE on all head dims, in place (spec §2.1)",
+      "ref::rope (table: ref::rope_table)",
+      {in("x", {"T", "H*hd"}, "q or k rows, H heads of hd")},
+      {whole("head_dim", 2, 4096, "hd, even"), whole("pos0", 0, kMaxPos, pos0_doc),
+       num("theta", "RoPE base (rope_theta)", kRopeTheta)},
+      {out("/op/lightning/qk_rope/q", {"T", "H*hd"}, "rotated rows")},
+      {"angles: angle = fp32(float(p) * inv_freq[i]) with fp32 inv_freq, as HF and the GPU build them; "
+       "attribute angles = \"exact\" takes float64 angles instead (reference and peer only)",
+       "the model's per-head q/k norm before RoPE is op rmsnorm (per row of hd) or part of the GPU's fused kernel; "
+       "here RoPE alone"},
+      [](OpInputs& x) {
+        if (x.dim("hd") % 2)
+          fail("{}: attribute 'head_dim' is {}; RoPE pairs dims, so it must be even", x.file, x.dim("hd"));
+      }};
   rope.attrs[0].binds = "hd";  // H follows from x's width
   rope.attrs.push_back(choice("angles", "angle table: fp32 (the model's) or exact (float64)", {"fp32", "exact"}));
   t.push_back(rope);
 
-  OpSpec gla{"gla", "simple GLA, constant per-head decay, inclusive of the current token (spec §3 step 6)",
-             "ref::gla_chunked (C = 64) / ref::gla_recurrent",
-             {in("q", {"T", "H*hd"}, "queries (after RoPE)"), in("k", {"T", "H*hd"}, "keys (after RoPE)"),
-              in("v", {"T", "H*hd"}, "values"), in("gamma", {"H"}, "natural-log decay per head and token (< 0)"),
-              in("state", {"H", "hd", "hd"}, "entering state per head, key dim x value dim (absent: zeros)")},
-             {num("tau", "output scale (head_dim^-0.5 in the model)"),
-              choice("form", "auto: recurrent below 64 rows, else chunked (the model's and HF's dispatch)",
-                     {"auto", "chunked", "recurrent"})},
-             {out("/op/lightning/gla/out", {"T", "H*hd"}, "o before o_norm"),
-              out("/op/lightning/gla/state", {"H", "hd", "hd"}, "state after the last row")},
-             {"the two forms are equal in exact arithmetic; the GPU keeps the state in fp32 (the peer rounds it there)"},
-             nullptr};
+  OpSpec
+      gla{"gla",
+          "simple GLA, constant per-head decay, inclusive of the current token (spec §3 step 6)",
+          "ref::gla_chunked (C = 64) / ref::gla_recurrent",
+          {in("q", {"T", "H*hd"}, "queries (after RoPE)"), in("k", {"T", "H*hd"}, "keys (after RoPE)"),
+           in("v", {"T", "H*hd"}, "values"), in("gamma", {"H"}, "natural-log decay per head and token (< 0)"),
+           in("state", {"H", "hd", "hd"}, "entering state per head, key dim x value dim (absent: zeros)")},
+          {num("tau", "output scale (head_dim^-0.5 in the model)", kHeadScale),
+           choice("form", "auto: recurrent below 64 rows, else chunked (the model's and HF's dispatch)",
+                  {"auto", "chunked", "recurrent"})},
+          {out("/op/lightning/gla/out", {"T", "H*hd"}, "o before o_norm"),
+           out("/op/lightning/gla/state", {"H", "hd", "hd"}, "state after the last row")},
+          {"the two forms are equal in exact arithmetic; the GPU keeps the state in fp32 (the peer rounds it there)"},
+          check_decays};
   gla.inputs[3].fp32 = gla.inputs[4].fp32 = true;  // the decays and the state are fp32 on the GPU
   gla.inputs[4].optional = true;
   t.push_back(gla);
 
-  t.push_back({"compress_k", "mean-pooled compressed keys K1 (kernel/stride) and K2 (4 x both) (spec §4.2)",
-               "ref::compress_k per kv head",
-               {in("k", {"G", "L", "hd"}, "raw keys of positions 0 .. L-1, per kv head")},
-               {whole("kernel", 1, 65536, "K1 window (32 in the model)"), whole("stride", 1, 65536, "K1 stride (16)")},
-               {out("/op/sparse/compress_k/k1", {"G", "N1", "hd"}, "window c = mean of keys [stride c, stride c + kernel)"),
-                out("/op/sparse/compress_k/k2", {"G", "N2", "hd"}, "the same with 4 x kernel, 4 x stride")},
-               {"N1 = floor((L - kernel) / stride) + 1 complete windows (0 when L < kernel); N2 likewise with 4 x both"},
-               [](OpInputs& x) {
-                 const int64_t L = x.dim("L"), k = x.i("kernel"), s = x.i("stride");
-                 x.dims["N1"] = n_windows(L, k, s);
-                 x.dims["N2"] = n_windows(L, 4 * k, 4 * s);
-               }});
+  t.push_back(
+      {"compress_k",
+       "mean-pooled compressed keys K1 (kernel/stride) and K2 (4 x both) (spec §4.2)",
+       "ref::compress_k per kv head",
+       {in("k", {"G", "L", "hd"}, "raw keys of positions 0 .. L-1, per kv head")},
+       {whole("kernel", 1, 65536, "K1 window (32 in the model)"), whole("stride", 1, 65536, "K1 stride (16)")},
+       {out("/op/sparse/compress_k/k1", {"G", "N1", "hd"}, "window c = mean of keys [stride c, stride c + kernel)"),
+        out("/op/sparse/compress_k/k2", {"G", "N2", "hd"}, "the same with 4 x kernel, 4 x stride")},
+       {"N1 = floor((L - kernel) / stride) + 1 complete windows (0 when L < kernel); N2 likewise with 4 x both"},
+       [](OpInputs& x) {
+         const int64_t L = x.dim("L"), k = x.i("kernel"), s = x.i("stride");
+         x.dims["N1"] = n_windows(L, k, s);
+         x.dims["N2"] = n_windows(L, 4 * k, 4 * s);
+       }});
 
-  t.push_back({"select_blocks", "InfLLM-v2 stage-1 block scores, max-pool, forced blocks, top-k (spec §4.3-4.4)",
-               "ref::select_blocks (want_scores = true)",
-               {in("q", {"T", "H*hd"}, "queries at positions pos0 .."), in("k1", {"G", "N1", "hd"}, "K1 compressed keys"),
-                in("k2", {"G", "N2", "hd"}, "K2 compressed keys")},
-               {whole("pos0", 0, kMaxPos, pos0_doc), num("tau", "score scale (head_dim^-0.5 in the model)", true),
-                whole("kernel", 1, 65536, "K1 window (32)", "32"), whole("stride", 1, 65536, "K1 stride (16)", "16"),
-                whole("block", 1, 65536, "block size (64)", "64"), whole("init_blocks", 0, kMaxInt, "forced first blocks (1)", "1"),
-                whole("local_blocks", 0, kMaxInt, "forced blocks before the query's own (32)", "32"),
-                whole("k_sel", 1, 4096, "blocks chosen per query and kv head (96)", "96"),
-                whole("n_blocks", 0, kMaxInt, "width of the scores (0: ceil((pos0 + T) / block))", "0")},
-               {out("/op/sparse/select/blocks", {"T", "G", "k_sel"}, "chosen block ids ascending, -1 in unused slots", DType::Int),
-                out("/op/sparse/select/scores", {"T", "G", "NB"}, "pooled scores: +inf forced, -inf future blocks")},
-               {"k1 needs N1 >= the K1 windows of pos0 + T keys, k2 likewise; NB = n_blocks",
-                "H must be a multiple of G (query head h uses kv head h / (H/G))"},
-               [](OpInputs& x) {
-                 check_heads_per_group(x);
-                 const int64_t len = x.i("pos0") + x.dim("T"), k = x.i("kernel"), s = x.i("stride");
-                 for (const auto& [name, need] : {std::pair<std::string, int64_t>{"k1", n_windows(len, k, s)},
-                                                  {"k2", n_windows(len, 4 * k, 4 * s)}})
-                   if (x.tensor(name).shape[1] < need)
-                     fail("{}: dataset '{}' holds {} windows per kv head; queries up to position {} need {} (kernel {}, "
-                          "stride {}{})",
-                          x.file, name, x.tensor(name).shape[1], len - 1, need, name == "k1" ? k : 4 * k,
-                          name == "k1" ? s : 4 * s, name == "k1" ? "" : ": 4 x the K1 rule");
-                 const int64_t causal = (len + x.i("block") - 1) / x.i("block");
-                 int64_t nb = x.i("n_blocks");
-                 if (nb == 0) nb = causal;
-                 if (nb < causal)
-                   fail("{}: attribute 'n_blocks' is {}; the queries see {} blocks (ceil((pos0 + T) / block)), so it must "
-                        "be at least that, or 0",
-                        x.file, nb, causal);
-                 x.dims["NB"] = nb;
-                 x.dims["k_sel"] = x.i("k_sel");
-               }});
+  t.push_back(
+      {"select_blocks",
+       "InfLLM-v2 stage-1 block scores, max-pool, forced blocks, top-k (spec §4.3-4.4)",
+       "ref::select_blocks (want_scores = true)",
+       {in("q", {"T", "H*hd"}, "queries at positions pos0 .."), in("k1", {"G", "N1", "hd"}, "K1 compressed keys"),
+        in("k2", {"G", "N2", "hd"}, "K2 compressed keys")},
+       {whole("pos0", 0, kMaxPos, pos0_doc), num("tau", "score scale (head_dim^-0.5 in the model)", kHeadScale),
+        whole("kernel", 1, 65536, "K1 window (32)", "32"), whole("stride", 1, 65536, "K1 stride (16)", "16"),
+        whole("block", 1, 65536, "block size (64)", "64"),
+        whole("init_blocks", 0, kMaxInt, "forced first blocks (1)", "1"),
+        whole("local_blocks", 0, kMaxInt, "forced blocks before the query's own (32)", "32"),
+        whole("k_sel", 1, 4096, "blocks chosen per query and kv head (96)", "96"),
+        whole("n_blocks", 0, kMaxInt, "width of the scores (0: ceil((pos0 + T) / block))", "0")},
+       {out("/op/sparse/select/blocks", {"T", "G", "k_sel"}, "chosen block ids ascending, -1 in unused slots",
+            DType::Int),
+        out("/op/sparse/select/scores", {"T", "G", "NB"}, "pooled scores: +inf forced, -inf future blocks")},
+       {"k1 needs N1 >= the K1 windows of pos0 + T keys, k2 likewise; NB = n_blocks",
+        "H must be a multiple of G (query head h uses kv head h / (H/G))"},
+       [](OpInputs& x) {
+         check_heads_per_group(x);
+         const int64_t len = x.i("pos0") + x.dim("T"), k = x.i("kernel"), s = x.i("stride");
+         for (const auto& [name, need] :
+              {std::pair<std::string, int64_t>{"k1", n_windows(len, k, s)}, {"k2", n_windows(len, 4 * k, 4 * s)}})
+           if (x.tensor(name).shape[1] < need)
+             fail(
+                 "{}: dataset '{}' holds {} windows per kv head; queries up to position {} need {} (kernel {}, "
+                 "stride {}{})",
+                 x.file, name, x.tensor(name).shape[1], len - 1, need, name == "k1" ? k : 4 * k,
+                 name == "k1" ? s : 4 * s, name == "k1" ? "" : ": 4 x the K1 rule");
+         const int64_t causal = (len + x.i("block") - 1) / x.i("block");
+         int64_t nb = x.i("n_blocks");
+         if (nb == 0) nb = causal;
+         if (nb < causal)
+           fail(
+               "{}: attribute 'n_blocks' is {}; the queries see {} blocks (ceil((pos0 + T) / block)), so it must "
+               "be at least that, or 0",
+               x.file, nb, causal);
+         x.dims["NB"] = nb;
+         x.dims["k_sel"] = x.i("k_sel");
+       }});
 
-  t.push_back({"sparse_attn", "softmax attention over the selected blocks, causal (spec §4.5)", "ref::sparse_attn",
-               {in("q", {"T", "H*hd"}, "queries at positions pos0 .."), in("k", {"G", "L", "hd"}, "cached keys"),
-                in("v", {"G", "L", "hd"}, "cached values"),
-                in("blocks", {"T", "G", "K"}, "selected block ids per query and kv head, -1 = empty slot", DType::Int)},
-               {whole("pos0", 0, kMaxPos, pos0_doc), num("tau", "softmax scale (head_dim^-0.5)", true),
-                whole("block", 1, 65536, "block size (64)", "64")},
-               {out("/op/sparse/attn/out", {"T", "H*hd"}, "attention output")},
-               {"L >= pos0 + T; each row's ids are distinct, -1 or in [0, (pos0 + t) / block]; the query attends to keys "
-                "j <= pos0 + t of its blocks"},
-               [](OpInputs& x) {
-                 check_heads_per_group(x);
-                 check_cache(x);
-                 check_blocks(x);
-               }});
+  t.push_back(
+      {"sparse_attn",
+       "softmax attention over the selected blocks, causal (spec §4.5)",
+       "ref::sparse_attn",
+       {in("q", {"T", "H*hd"}, "queries at positions pos0 .."), in("k", {"G", "L", "hd"}, "cached keys"),
+        in("v", {"G", "L", "hd"}, "cached values"),
+        in("blocks", {"T", "G", "K"}, "selected block ids per query and kv head, -1 = empty slot", DType::Int)},
+       {whole("pos0", 0, kMaxPos, pos0_doc), num("tau", "softmax scale (head_dim^-0.5)", kHeadScale),
+        whole("block", 1, 65536, "block size (64)", "64")},
+       {out("/op/sparse/attn/out", {"T", "H*hd"}, "attention output")},
+       {"L >= pos0 + T; each row's ids are distinct, -1 or in [0, (pos0 + t) / block]; the query attends to keys "
+        "j <= pos0 + t of its blocks"},
+       [](OpInputs& x) {
+         check_heads_per_group(x);
+         check_cache(x);
+         check_blocks(x);
+       }});
 
-  t.push_back({"dense_attn", "causal GQA softmax attention over every key j <= p (spec §4.1)", "ref::dense_attn",
+  t.push_back({"dense_attn",
+               "causal GQA softmax attention over every key j <= p (spec §4.1)",
+               "ref::dense_attn",
                {in("q", {"T", "H*hd"}, "queries at positions pos0 .."), in("k", {"G", "L", "hd"}, "cached keys"),
                 in("v", {"G", "L", "hd"}, "cached values")},
-               {whole("pos0", 0, kMaxPos, pos0_doc), num("tau", "softmax scale (head_dim^-0.5)", true)},
+               {whole("pos0", 0, kMaxPos, pos0_doc), num("tau", "softmax scale (head_dim^-0.5)", kHeadScale)},
                {out("/op/sparse/attn/out", {"T", "H*hd"}, "attention output")},
                {"L >= pos0 + T"},
                [](OpInputs& x) {
@@ -203,23 +241,41 @@ std::vector<OpSpec> make_table() {
                  check_cache(x);
                }});
 
-  t.push_back({"gate", "y = x * sigmoid(z) (Lightning z gate §3 step 8, sparse o_gate §4 step 3)", "ref::gate",
-               {in("x", {"T", "n"}, "gated rows"), in("z", {"T", "n"}, "gate, before the sigmoid")}, {},
-               {out("/op/lightning/gate/out", {"T", "n"}, "x * sigmoid(z)")}, {}, nullptr});
+  t.push_back({"gate",
+               "y = x * sigmoid(z) (Lightning z gate §3 step 8, sparse o_gate §4 step 3)",
+               "ref::gate",
+               {in("x", {"T", "n"}, "gated rows"), in("z", {"T", "n"}, "gate, before the sigmoid")},
+               {},
+               {out("/op/lightning/gate/out", {"T", "n"}, "x * sigmoid(z)")},
+               {},
+               nullptr});
 
-  t.push_back({"mlp_act", "act = silu(g) * u (spec §2.1)", "ref::mlp_act",
-               {in("g", {"T", "I"}, "gate projection"), in("u", {"T", "I"}, "up projection")}, {},
-               {out("/op/mlp/act", {"T", "I"}, "silu(g) * u")}, {}, nullptr});
+  t.push_back({"mlp_act",
+               "act = silu(g) * u (spec §2.1)",
+               "ref::mlp_act",
+               {in("g", {"T", "I"}, "gate projection"), in("u", {"T", "I"}, "up projection")},
+               {},
+               {out("/op/mlp/act", {"T", "I"}, "silu(g) * u")},
+               {},
+               nullptr});
 
-  t.push_back({"residual", "h + scale * branch (spec §2 step 2)", "ref::residual",
+  t.push_back({"residual",
+               "h + scale * branch (spec §2 step 2)",
+               "ref::residual",
                {in("h", {"T", "D"}, "residual stream"), in("branch", {"T", "D"}, "mixer or MLP output")},
-               {num("scale", "branch scale (scale_depth / sqrt(layers) in the model)")},
-               {out("/op/residual/h", {"T", "D"}, "h + scale * branch")}, {}, nullptr});
+               {num("scale", "branch scale (scale_depth / sqrt(layers) in the model)", kResidualScale)},
+               {out("/op/residual/h", {"T", "D"}, "h + scale * branch")},
+               {},
+               nullptr});
 
-  t.push_back({"logits", "logits = W (h / divisor) (spec §2 step 4)", "ref::logits",
+  t.push_back({"logits",
+               "logits = W (h / divisor) (spec §2 step 4)",
+               "ref::logits",
                {in("h", {"T", "D"}, "final-normed rows"), in("w", {"V", "D"}, "lm_head weight")},
-               {num("divisor", "hidden_size / dim_model_base (16 in the model)", true)},
-               {out("/op/final/logits", {"T", "V"}, "logits")}, {}, nullptr});
+               {num("divisor", "hidden_size / dim_model_base (16 in the model)", kLogitDivisor)},
+               {out("/op/final/logits", {"T", "V"}, "logits")},
+               {},
+               nullptr});
   return t;
 }
 
@@ -253,14 +309,13 @@ bool bind(OpInputs& x, std::map<std::string, std::string>& origin, const InputSp
       std::string a, b;
       if (product(dim, &a, &b))
         v.push_back(x.dims.count(a) && x.dims.count(b) ? std::to_string(x.dims[a] * x.dims[b]) : dim);
-      else
-        v.push_back(x.dims.count(dim) ? std::to_string(x.dims[dim]) : dim);
+      else v.push_back(x.dims.count(dim) ? std::to_string(x.dims[dim]) : dim);
     }
     return fmt::format("[{}]", fmt::join(v, ", "));
   };
   auto bad = [&](size_t i, const std::string& why) {
-    fail("{}: dataset '{}': expected shape {} = {}, found {}: dim {} {}", x.file, s.name, format_dims(s.dims), expected(),
-         shape_text(d.shape), i, why);
+    fail("{}: dataset '{}': expected shape {} = {}, found {}: dim {} {}", x.file, s.name, format_dims(s.dims),
+         expected(), shape_text(d.shape), i, why);
   };
   auto set = [&](const std::string& sym, int64_t v, size_t i) {
     const auto it = x.dims.find(sym);
@@ -303,17 +358,21 @@ void check_attrs(OpInputs& x, const OpSpec& s, const InputFile& f, std::map<std:
   for (const AttrSpec& a : s.attrs) {
     const auto it = f.attrs.find(a.name);
     const std::string need = fmt::format("{} needs attribute '{}' ({}: {})", s.name, a.name,
-                                         a.kind == AttrKind::Int ? "integer" : a.kind == AttrKind::Float ? "float" : "string",
+                                         a.kind == AttrKind::Int     ? "integer"
+                                         : a.kind == AttrKind::Float ? "float"
+                                                                     : "string",
                                          a.doc);
     if (it == f.attrs.end() && a.fallback.empty())
       fail("{}: attribute '{}' is missing from the root group: {}", x.file, a.name, need);
     if (a.kind == AttrKind::Choice) {
       const std::string v = it == f.attrs.end() ? a.fallback : it->second.text;
       if (it != f.attrs.end() && it->second.number)
-        fail("{}: attribute '{}' is a number; expected a string, one of: {}", x.file, a.name, fmt::join(a.choices, ", "));
+        fail("{}: attribute '{}' is a number; expected a string, one of: {}", x.file, a.name,
+             fmt::join(a.choices, ", "));
       bool ok = false;
       for (const std::string& c : a.choices) ok = ok || c == v;
-      if (!ok) fail("{}: attribute '{}' is '{}'; expected one of: {}", x.file, a.name, v, fmt::join(a.choices, ", "));
+      if (!ok)
+        fail("{}: attribute '{}' is '{}'; expected one of: {}", x.file, a.name, excerpt(v), fmt::join(a.choices, ", "));
       x.choices[a.name] = v;
       continue;
     }
@@ -321,7 +380,8 @@ void check_attrs(OpInputs& x, const OpSpec& s, const InputFile& f, std::map<std:
     if (it == f.attrs.end()) {
       v = std::stod(a.fallback);
     } else {
-      if (!it->second.number) fail("{}: attribute '{}' is a string ('{}'); {}", x.file, a.name, it->second.text, need);
+      if (!it->second.number)
+        fail("{}: attribute '{}' is a string ('{}'); {}", x.file, a.name, excerpt(it->second.text), need);
       v = it->second.value;
     }
     if (!std::isfinite(v)) fail("{}: attribute '{}' is {}; expected a finite number", x.file, a.name, v);
@@ -333,8 +393,9 @@ void check_attrs(OpInputs& x, const OpSpec& s, const InputFile& f, std::map<std:
         x.dims[a.binds] = int64_t(v);
         origin[a.binds] = "attribute '" + a.name + "'";
       }
-    } else if (a.positive && !(v > 0)) {
-      fail("{}: attribute '{}' is {}; expected a number > 0", x.file, a.name, v);
+    } else if (!a.range.contains(v)) {
+      fail("{}: attribute '{}' is {}; expected a float in {} ({}): {}", x.file, a.name, v, a.range.interval(),
+           a.range.why, need);
     }
     x.numbers[a.name] = v;
   }
@@ -348,18 +409,19 @@ void check_headers(OpInputs& x, const OpSpec& s, const InputFile& f) {
     const auto it = f.datasets.find(i.name);
     if (it == f.datasets.end()) {
       if (i.optional) continue;
-      fail("{}: dataset '{}' is missing: {} needs {} {} ({}: {}) at the root of the file", x.file, i.name, s.name, i.name,
-           format_dims(i.dims), dtype_name(i.dtype), i.doc);
+      fail("{}: dataset '{}' is missing: {} needs {} {} ({}: {}) at the root of the file", x.file, i.name, s.name,
+           i.name, format_dims(i.dims), dtype_name(i.dtype), i.doc);
     }
     const InputDataset& d = it->second;
     const bool type_ok = i.dtype == DType::Float ? d.floating : d.integer;
     if (!type_ok)
       fail("{}: dataset '{}': expected dtype {} ({}), found {}", x.file, i.name, dtype_name(i.dtype),
-           i.dtype == DType::Float ? "float16, float32 or float64, read as float64" : "int8 .. int64 or uint8 .. uint64",
+           i.dtype == DType::Float ? "float16, float32 or float64, read as float64"
+                                   : "int8 .. int64 or uint8 .. uint64",
            d.type);
     if (d.shape.size() != i.dims.size())
-      fail("{}: dataset '{}': expected rank {} {}, found rank {} {}", x.file, i.name, i.dims.size(), format_dims(i.dims),
-           d.shape.size(), shape_text(d.shape));
+      fail("{}: dataset '{}': expected rank {} {}, found rank {} {}", x.file, i.name, i.dims.size(),
+           format_dims(i.dims), d.shape.size(), shape_text(d.shape));
     pending.push_back(&i);
   }
   if (!f.unlisted.empty()) {  // a misspelt name must not be ignored (an optional input would silently default)
@@ -367,8 +429,8 @@ void check_headers(OpInputs& x, const OpSpec& s, const InputFile& f) {
     for (const InputSpec& i : s.inputs) ds.push_back(i.name);
     for (const AttrSpec& a : s.attrs) as.push_back(a.name);
     fail("{}: {} at the root: not an input of {} (datasets: {}; attributes: {}; `salasim op {} --help`)", x.file,
-         fmt::join(f.unlisted, ", "), s.name, fmt::join(ds, ", "), as.empty() ? "none" : fmt::format("{}", fmt::join(as, ", ")),
-         s.name);
+         excerpt(fmt::format("{}", fmt::join(f.unlisted, ", "))), s.name, fmt::join(ds, ", "),
+         as.empty() ? "none" : fmt::format("{}", fmt::join(as, ", ")), s.name);
   }
   // Bind in table order; a product whose factors are both unknown waits for a later dataset.
   while (!pending.empty()) {
@@ -423,20 +485,21 @@ std::string op_names() {
 const OpSpec& find_op(const std::string& name) {
   for (const OpSpec& s : op_table())
     if (s.name == name) return s;
-  fail("unknown op '{}'; known: {} (salasim op --help lists their inputs)", name, op_names());
+  fail("unknown op '{}'; known: {} (salasim op --help lists their inputs)", excerpt(name), op_names());
 }
 
 std::string format_dims(const std::vector<std::string>& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
 
 std::string op_help(const OpSpec& s) {
-  std::string o = fmt::format("{}: {}\n  wraps {}\n  inputs (datasets at the root of --in):\n", s.name, s.summary, s.library);
+  std::string o =
+      fmt::format("{}: {}\n  wraps {}\n  inputs (datasets at the root of --in):\n", s.name, s.summary, s.library);
   for (const InputSpec& i : s.inputs)
     o += fmt::format("    {:<8} {:<14} {:<8} {}{}{}\n", i.name, format_dims(i.dims), dtype_name(i.dtype), i.doc,
                      i.optional ? " (optional)" : "", i.fp32 ? " [fp32 on the GPU]" : "");
   if (!s.attrs.empty()) o += "  attributes (of the root group):\n";
   for (const AttrSpec& a : s.attrs) {
-    std::string kind = a.kind == AttrKind::Int ? fmt::format("int [{}, {}]", a.lo, a.hi)
-                       : a.kind == AttrKind::Float ? (a.positive ? "float > 0" : "float")
+    std::string kind = a.kind == AttrKind::Int     ? fmt::format("int [{}, {}]", a.lo, a.hi)
+                       : a.kind == AttrKind::Float ? "float in " + a.range.interval()
                                                    : fmt::format("{}", fmt::join(a.choices, "|"));
     o += fmt::format("    {:<12} {:<22} {}{}\n", a.name, kind, a.doc,
                      a.fallback.empty() ? "" : fmt::format(" (default {})", a.fallback));
@@ -481,7 +544,8 @@ OpInputs read_op_inputs(const OpSpec& s, const std::string& path, bool guarded) 
   for (auto& [n, d] : f.datasets) {
     for (size_t i = 0; i < d.data.size(); ++i)
       if (!std::isfinite(d.data[i]))
-        fail("{}: dataset '{}': element {} is {}; the op's inputs must be finite", path, n, index_of(i, d.shape), d.data[i]);
+        fail("{}: dataset '{}': element {} is {}; the op's inputs must be finite", path, n, index_of(i, d.shape),
+             d.data[i]);
     x.tensors[n] = std::move(d);
   }
   if (s.check) s.check(x);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compare/h5_inputs.hpp"
+#include "model/limits.hpp"
 
 namespace salasim::op {
 
@@ -20,8 +21,8 @@ struct InputSpec {
   std::vector<std::string> dims;  // {"T", "H*hd"}
   DType dtype = DType::Float;
   std::string doc;
-  bool optional = false;          // absent: the op's documented default (doc says which)
-  bool fp32 = false;              // the CUDA path holds it in fp32 (else bf16): how --backend gpu and peer round it
+  bool optional = false;  // absent: the op's documented default (doc says which)
+  bool fp32 = false;      // the CUDA path holds it in fp32 (else bf16): how --backend gpu and peer round it
 };
 
 enum class AttrKind { Int, Float, Choice };
@@ -32,8 +33,9 @@ struct AttrSpec {
   std::string fallback;              // "" = required; else the value used when absent, as text
   std::vector<std::string> choices;  // Choice: the strings allowed
   int64_t lo = 0, hi = 0;            // Int: the range allowed
-  bool positive = false;             // Float: must be > 0
-  std::string binds;                 // Int: the dimension symbol it sets ("hd"), or ""
+  // Float: the range allowed, the model's own for the quantity (model/limits.hpp); --help shows it
+  FloatRange range{-1.7976931348623157e308, 1.7976931348623157e308, false, "any finite number"};
+  std::string binds;  // Int: the dimension symbol it sets ("hd"), or ""
 };
 
 struct OutputSpec {

@@ -50,21 +50,21 @@ struct Values {
 
 }  // namespace
 
-TapFileSink::TapFileSink(const std::string& path, const DumpInfo& info, bool keep_rows) : path_(path) {
+TapFileSink::TapFileSink(const std::string& path, const DumpInfo& info, bool keep_rows, bool replace)
+    : path_(path), out_(std::make_unique<OutputFile>(path, replace, "")) {
   std::lock_guard<std::mutex> lock(h5_lock());
   h5::Quiet quiet;
-  file_ = dump_layout::create_file(path, "taps", info, keep_rows).release();
+  file_ = dump_layout::create_file(path, out_->temp(), "taps", info, keep_rows).release();
 }
 
 TapFileSink::~TapFileSink() {
-  if (file_ < 0) return;
+  if (file_ < 0) return;  // closed (committed), or never created
   std::lock_guard<std::mutex> lock(h5_lock());
-  H5Fclose(file_);
-  std::remove(path_.c_str());
+  h5::Quiet quiet;
+  H5Fclose(file_);  // out_ then removes the temporary
 }
 
-void TapFileSink::append(const std::string& name, const std::vector<int64_t>& shape, const double* data,
-                         bool integer) {
+void TapFileSink::append(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer) {
   append_impl(name, shape, data, integer, nullptr);
 }
 
@@ -93,7 +93,8 @@ void TapFileSink::append_impl(const std::string& name, const std::vector<int64_t
   Written& w = it->second;
   if (!w.appended || w.integer != integer || w.shape.size() != shape.size() ||
       !std::equal(shape.begin() + 1, shape.end(), w.shape.begin() + 1) || w.has_rows != (rows != nullptr))
-    internal_fail("{}: tap {} appended with another type, trailing dims or row keeping than its first rows", path_, name);
+    internal_fail("{}: tap {} appended with another type, trailing dims or row keeping than its first rows", path_,
+                  name);
   if (rows) {
     for (int64_t i = 0; i < shape[0]; ++i) {
       if (!w.rows.empty() && rows[i] <= w.rows.back())
@@ -124,8 +125,9 @@ void TapFileSink::append_impl(const std::string& name, const std::vector<int64_t
     // attribute storage (a heap beside the header, HDF5 1.8 and later, which h5py reads) holds any length.
     if (w.has_rows) H5Pset_attr_phase_change(dcpl.get(), 0, 0);
     h5::Id lcpl = dump_layout::intermediate_groups();
-    ds = h5::Id(h5::check(H5Dcreate2(file_, name.c_str(), v.file_type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
-                          path_, "cannot create " + where + " (is one tap name a prefix of another?)"));
+    ds =
+        h5::Id(h5::check(H5Dcreate2(file_, name.c_str(), v.file_type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                         path_, "cannot create " + where + " (is one tap name a prefix of another?)"));
   }
   if (shape_numel(shape) == 0) return;
   h5::Id fspace(H5Dget_space(ds.get()));
@@ -179,7 +181,8 @@ int TapFileSink::close() {
   }
   const herr_t rc = H5Fclose(file_);
   file_ = -1;
-  h5::check(rc, path_, "cannot close the file (is the disk full?)");
+  h5::check(rc, path_, "cannot finish the file (is the disk full?); nothing was written under its name");
+  out_->commit();
   return int(taps_.size());
 }
 

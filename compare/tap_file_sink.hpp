@@ -9,19 +9,24 @@
 // reclaim the old one's bytes, a few rows per piece). read_taps reads the result as any other tap dump.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 
 #include "compare/hdf5_io.hpp"
+#include "model/output_file.hpp"
 #include "model/tap_recorder.hpp"
 
 namespace salasim {
 
 class TapFileSink : public TapSink {
  public:
-  // Creates (truncates) `path`; an Error naming it when it cannot. keep_rows: taps will be appended with
-  // append_rows (the file is made in the HDF5 1.8 format, whose dense attribute storage holds long `rows` lists).
-  TapFileSink(const std::string& path, const DumpInfo& info, bool keep_rows = false);
-  // Without close(): the incomplete file is removed (a half-written dump must not pass for a whole one).
+  // Starts `path` as every output is (model/output_file.hpp): the dump is written to a temporary beside it and
+  // renamed onto `path` by close(); replace = false refuses an existing `path` (the CLI without --force). An Error
+  // naming it when it cannot. keep_rows: taps will be appended with append_rows (the file is made in the HDF5 1.8
+  // format, whose dense attribute storage holds long `rows` lists).
+  TapFileSink(const std::string& path, const DumpInfo& info, bool keep_rows = false, bool replace = true);
+  // Without close(): the temporary is removed and `path` never appears (a half-written dump must not pass for a
+  // whole one, and an existing file of that name is kept).
   ~TapFileSink() override;
   TapFileSink(const TapFileSink&) = delete;
   TapFileSink& operator=(const TapFileSink&) = delete;
@@ -44,12 +49,13 @@ class TapFileSink : public TapSink {
     bool appended = false;    // rows appended (its attributes are written by close()); else a replace() tap
     bool extendible = false;  // chunked with an unlimited rows dim (every appended tap but those of zero width)
     int64_t order = 0;
-    bool has_rows = false;       // appended by append_rows: `rows` are the absolute rows kept
+    bool has_rows = false;  // appended by append_rows: `rows` are the absolute rows kept
     std::vector<int64_t> rows;
   };
   void append_impl(const std::string& name, const std::vector<int64_t>& shape, const double* data, bool integer,
                    const int64_t* rows);
   std::string path_;
+  std::unique_ptr<OutputFile> out_;
   int64_t file_ = -1;  // hid_t of the open file (kept out of this header: hdf5.h stays inside compare/)
   std::map<std::string, Written> taps_;
 };

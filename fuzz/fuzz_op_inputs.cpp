@@ -68,12 +68,12 @@ void add_dataset(hid_t f, const op::InputSpec& in, std::map<std::string, int64_t
   if (how % 16 == 15) name += "_";  // a misspelt name: refused, never ignored
   std::vector<hsize_t> dims;
   for (const std::string& d : in.dims) dims.push_back(hsize_t(dim_size(d, sym, b)));
-  if (how % 16 == 14) dims.push_back(2);                    // one rank too many
-  if (how % 16 == 13 && !dims.empty()) dims.pop_back();     // one too few
+  if (how % 16 == 14) dims.push_back(2);                 // one rank too many
+  if (how % 16 == 13 && !dims.empty()) dims.pop_back();  // one too few
   const bool want_int = in.dtype == op::DType::Int;
-  const bool flip = how % 16 == 12;                         // the other kind of number
-  const hid_t type = (want_int != flip) ? (how & 16 ? H5T_STD_I8LE : H5T_STD_I64LE)
-                                        : (how & 16 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
+  const bool flip = how % 16 == 12;  // the other kind of number
+  const hid_t type =
+      (want_int != flip) ? (how & 16 ? H5T_STD_I8LE : H5T_STD_I64LE) : (how & 16 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
   hsize_t numel = 1;
   bool huge = false;
   for (hsize_t d : dims) huge = huge || __builtin_mul_overflow(numel, d, &numel);
@@ -89,6 +89,10 @@ void add_dataset(hid_t f, const op::InputSpec& in, std::map<std::string, int64_t
     if (!huge && numel > 0) {
       std::vector<double> v(numel);
       for (double& x : v) x = value(b);
+      // gla's decays are < 0 (its table says so): made so unless bit 5 asks for the values as drawn, which the
+      // reader must then refuse when one is >= 0.
+      if (in.name == "gamma" && !(how & 32))
+        for (double& x : v) x = -std::fabs(x) - 0.0625;
       if (H5Tget_class(type) == H5T_INTEGER) {
         std::vector<int64_t> iv(numel);
         for (size_t i = 0; i < numel; ++i) iv[i] = std::isfinite(v[i]) && std::fabs(v[i]) < 1e18 ? int64_t(v[i]) : -1;
@@ -111,9 +115,26 @@ void add_attr(hid_t f, const op::AttrSpec& a, const std::map<std::string, int64_
     if (how == 9) return fuzz::number_attr(f, a.name.c_str(), 1, true);
     return fuzz::string_attr(f, a.name.c_str(), a.choices.empty() ? "" : a.choices[b.next() % a.choices.size()]);
   }
-  if (a.kind == op::AttrKind::Float) {  // in range first, then zero, negative, non-finite, huge and denormal
-    const double v[] = {1.0, 0.5, 0.125, 2.0, 0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
-                        std::numeric_limits<double>::infinity(), 1e308, 4.9e-324};
+  if (a.kind == op::AttrKind::Float) {
+    // Inside the attribute's range first (1 where it allows it), then its ends and just past them, then zero,
+    // negative, non-finite, huge and denormal.
+    const FloatRange& r = a.range;
+    const double inf = std::numeric_limits<double>::infinity();
+    const double inside = r.contains(1.0) ? 1.0 : r.lo > 0 ? std::sqrt(r.lo * r.hi) : (r.lo + r.hi) / 2;
+    const double v[] = {inside,
+                        r.hi,
+                        r.lo_open ? std::nextafter(r.lo, inf) : r.lo,
+                        std::nextafter(r.hi, inf),
+                        r.lo_open ? r.lo : std::nextafter(r.lo, -inf),
+                        0.5,
+                        0.125,
+                        2.0,
+                        0.0,
+                        -1.0,
+                        std::numeric_limits<double>::quiet_NaN(),
+                        inf,
+                        1e308,
+                        4.9e-324};
     return fuzz::number_attr(f, a.name.c_str(), pick(v, b), how == 9);  // 9: the number stored as an integer
   }
   // Int: in range and modest (the sizes an op allocates follow from these), or just outside, or not whole, or a

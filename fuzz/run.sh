@@ -25,7 +25,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)
 [ -n "$symbolizer" ] && export ASAN_SYMBOLIZER_PATH=$symbolizer
 failed=()
-for t in safetensors config scenario taps op_inputs rows; do
+for t in safetensors config scenario taps op_inputs rows ruler_lines tokenizer_files hardware measured; do
   mkdir -p $B/artifacts/$t
   regress=() dict=()
   [ -d fuzz/regressions/$t ] && regress=(fuzz/regressions/$t)

@@ -7,6 +7,11 @@
 //                are), each behind the raw-form byte, and a few operation lists for the built form
 //   op_inputs:   for every op (reference and peer), built-form inputs the op accepts (its well-formed options)
 //   rows:        prompt lengths with the row lists and tap patterns of the docs and tests
+//   ruler_lines: data lines in salasim's form (every field) and RULER's (no task, no max_seq_length), behind the
+//                options byte
+//   tokenizer_files: an added_tokens_decoder and an added_tokens.json that agree, behind the header bytes
+//   hardware:    the profiles of reports/hw/
+//   measured:    the H200's records of reports/measured/h200/, and two of them as one array
 // Usage: salasim_fuzz_seeds OUT
 #include <algorithm>
 #include <cstring>
@@ -59,7 +64,8 @@ void safetensors_seeds(const fs::path& to) {
   write_safetensors((to / "tiny-cut.safetensors").string(), ts, {{"format", "pt"}});
   write_safetensors((to / "one.safetensors").string(), {ts[0]});
   write_safetensors((to / "zero-size.safetensors").string(),
-                    {StWrite{"empty", DType::F32, {0, 4}, {}}, StWrite{"x", DType::BF16, {2}, std::vector<uint8_t>(4, 1)}});
+                    {StWrite{"empty", DType::F32, {0, 4}, {}},
+                     StWrite{"x", DType::BF16, {2}, std::vector<uint8_t>(4, 1)}});
   const std::string index =
       R"({"metadata": {"total_size": 22}, "weight_map": {"model.embed_tokens.weight": "model-00001-of-00001.safetensors", "x": "model-00001-of-00001.safetensors"}})";
   put(to / "index.json", std::vector<char>(index.begin(), index.end()));
@@ -111,10 +117,14 @@ void op_inputs_seeds(const fs::path& to) {
 }
 
 void rows_seeds(const fs::path& to) {
-  const std::pair<uint32_t, std::string> seeds[] = {
-      {1000, "0,100,-1\nlayer_00/residual/h"}, {10, "0:4\nlayer_*/lightning/gla/out"}, {10, "-3:\n/prefill/final/"},
-      {10, ":2, 8:\nlayer_01/sparse/select/blocks"}, {10, "0:10:4\nembed"}, {3, "all\nlayer_00/"},
-      {10, "1::4\nlayer_0?/mlp/act,final/logits"}, {64, "0::9223372036854775807\nlayer_00/residual/h"}};
+  const std::pair<uint32_t, std::string> seeds[] = {{1000, "0,100,-1\nlayer_00/residual/h"},
+                                                    {10, "0:4\nlayer_*/lightning/gla/out"},
+                                                    {10, "-3:\n/prefill/final/"},
+                                                    {10, ":2, 8:\nlayer_01/sparse/select/blocks"},
+                                                    {10, "0:10:4\nembed"},
+                                                    {3, "all\nlayer_00/"},
+                                                    {10, "1::4\nlayer_0?/mlp/act,final/logits"},
+                                                    {64, "0::9223372036854775807\nlayer_00/residual/h"}};
   int i = 0;
   for (const auto& [n, text] : seeds) {
     std::vector<char> b(4);
@@ -122,6 +132,35 @@ void rows_seeds(const fs::path& to) {
     b.insert(b.end(), text.begin(), text.end());
     put(to / ("rows-" + std::to_string(i++)), b);
   }
+}
+
+void put_text(const fs::path& p, const std::string& text) { put(p, std::vector<char>(text.begin(), text.end())); }
+
+void ruler_lines_seeds(const fs::path& to) {
+  const std::string ours =
+      R"({"index": 0, "input": "Some special magic numbers are hidden. One of them is: 1234567. What is it?", )"
+      R"("outputs": ["1234567"], "length": 160, "answer_prefix": " Answer: ", "task": "niah_single_1", )"
+      R"("max_seq_length": 4096, "needle_token_spans": [[10, 14]], "depths": [40.0], "haystack_units": 12, )"
+      R"("template": "base", "seed": 42})";
+  const std::string ruler =
+      R"({"index": 3, "input": "A haystack. The key is 7.", "outputs": ["7", "8"], "length": 90, )"
+      R"("answer_prefix": " The value is"})";
+  put_text(to / "ours", std::string(1, '\0') + ours + "\n" + ours + "\n");
+  put_text(to / "ruler-task-given", std::string(1, '\1') + ruler + "\n");
+  put_text(to / "ruler-length-given", std::string(1, '\3') + ruler + "\n\n" + ruler);
+}
+
+void tokenizer_files_seeds(const fs::path& to) {
+  auto both = [&](const std::string& name, char which, const std::string& config, const std::string& added) {
+    std::string b = {which, char(config.size() & 0xff), char(config.size() >> 8)};
+    put_text(to / name, b + config + added);
+  };
+  const std::string config =
+      R"({"add_bos_token": true, "added_tokens_decoder": {"73440": {"content": "<|im_end|>", "special": true}, )"
+      R"("73441": {"content": "<|im_start|>", "special": true}}})";
+  both("config", 1, config, "");
+  both("added", 2, "", R"({"<|im_end|>": 73440, "<tool>": 5})");
+  both("both", 3, config, R"({"<|im_start|>": 73441})");
 }
 
 }  // namespace
@@ -132,7 +171,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[1];
-  for (const char* t : {"config", "scenario", "safetensors", "taps", "op_inputs", "rows"}) fs::create_directories(out / t);
+  for (const char* t : {"config", "scenario", "safetensors", "taps", "op_inputs", "rows", "ruler_lines",
+                        "tokenizer_files", "hardware", "measured"})
+    fs::create_directories(out / t);
   copy_json(kSource / "scenarios/models", out / "config");
   copy_json(kSource / "tests/data", out / "config");
   copy_json(kSource / "tests/data/models", out / "config");
@@ -141,6 +182,20 @@ int main(int argc, char** argv) {
   taps_seeds(out / "taps");
   op_inputs_seeds(out / "op_inputs");
   rows_seeds(out / "rows");
+  ruler_lines_seeds(out / "ruler_lines");
+  tokenizer_files_seeds(out / "tokenizer_files");
+  copy_json(kSource / "reports/hw", out / "hardware");
+  copy_json(kSource / "reports/measured/h200", out / "measured");
+  {
+    std::vector<char> arr = {'['};
+    std::vector<char> a = slurp(kSource / "reports/measured/h200/run_64K.json"),
+                      b = slurp(kSource / "reports/measured/h200/run_1M.json");
+    arr.insert(arr.end(), a.begin(), a.end());
+    arr.push_back(',');
+    arr.insert(arr.end(), b.begin(), b.end());
+    arr.push_back(']');
+    put(out / "measured" / "array.json", arr);
+  }
   std::printf("fuzz seeds written to %s\n", out.c_str());
   return 0;
 }

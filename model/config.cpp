@@ -85,6 +85,26 @@ void check_sizes(const ModelConfig& c) {
   gla_state_bytes(c);
 }
 
+// The scales the forward pass derives from the fields above: each must be a finite positive number in fp32 too
+// (the CUDA path's), and the Lightning decays finite and negative. The field ranges guarantee it; this says which
+// field is to blame should a range ever be widened past that.
+void check_derived_scales(const ModelConfig& c) {
+  auto normal_fp32 = [](double v) { return std::isfinite(v) && v > 0 && std::isnormal(float(v)); };
+  if (!normal_fp32(c.residual_scale()))
+    fail("{}: scale_depth / sqrt(num_hidden_layers) = {:g} / sqrt({}) is not a positive fp32 number", c.source,
+         c.scale_depth, c.num_hidden_layers);
+  if (!kLogitDivisor.contains(c.logit_divisor()))
+    fail("{}: hidden_size / dim_model_base = {} / {}; expected {}", c.source, c.hidden_size, c.dim_model_base,
+         kLogitDivisor.text());
+  if (!normal_fp32(c.attn_scale()) || !normal_fp32(c.lightning_tau()))
+    fail("{}: head_dim {} / lightning_head_dim {} give a softmax or GLA scale outside fp32", c.source, c.head_dim,
+         c.lightning_head_dim);
+  for (double g : c.lightning_decay())
+    if (!(std::isfinite(g) && g < 0))
+      fail("{}: lightning_nh = {} gives a Lightning decay of {}; expected a finite negative log-decay", c.source,
+           c.lightning_nh, g);
+}
+
 }  // namespace
 
 static ModelConfig config_from_json(const json& j, const std::string& source) {
@@ -109,15 +129,18 @@ static ModelConfig config_from_json(const json& j, const std::string& source) {
   c.lightning_head_dim = ranged(d, "lightning_head_dim", 1, kMaxHeadDim);
   c.intermediate_size = ranged(d, "intermediate_size", 1, kMaxWidth);
   c.vocab_size = ranged(d, "vocab_size", 1, kMaxVocab);
-  c.rms_norm_eps = d.number("rms_norm_eps");
-  require(c.rms_norm_eps > 0, d, "rms_norm_eps", "a positive number");
-  c.rope_theta = d.number("rope_theta");
-  require(c.rope_theta > 1, d, "rope_theta", "a number > 1");
+  // Every floating field in the range its meaning allows (model/limits.hpp): a finite but absurd value (a
+  // scale_depth of 1e308 or -5) would run and give all-zero or non-finite logits with exit 0.
+  c.rms_norm_eps = d.number("rms_norm_eps", kRmsNormEps);
+  c.rope_theta = d.number("rope_theta", kRopeTheta);
   c.max_position_embeddings = d.integer("max_position_embeddings", 1, kMaxPositions);
-  c.scale_emb = d.number("scale_emb");
-  require(c.scale_emb >= 1e-6 && c.scale_emb <= 1e6, d, "scale_emb", "a number in [1e-6, 1e6] (the embedding multiplier)");
+  c.scale_emb = d.number("scale_emb", kScaleEmb);
   c.dim_model_base = ranged(d, "dim_model_base", 1, kMaxWidth);
-  c.scale_depth = d.number("scale_depth");
+  require(c.dim_model_base <= c.hidden_size, d, "dim_model_base",
+          fmt::format("an integer in [1, hidden_size = {}] (the logits are divided by hidden_size / dim_model_base, "
+                      "muP's width multiplier; a base wider than the model would multiply them)",
+                      c.hidden_size));
+  c.scale_depth = d.number("scale_depth", kScaleDepth);
   c.mup_denominator = d.has("mup_denominator") ? ranged(d, "mup_denominator", 1, INT32_MAX) : 0;
   c.tie_word_embeddings = d.boolean("tie_word_embeddings");
   c.attention_bias = d.boolean("attention_bias");
@@ -136,7 +159,8 @@ static ModelConfig config_from_json(const json& j, const std::string& source) {
   require(c.lightning_scale == "1/sqrt(d)", d, "lightning_scale", "\"1/sqrt(d)\"");
   require(!c.attention_bias, d, "attention_bias", "false (the model has no biases)");
   require(!c.attn_use_rope, d, "attn_use_rope", "false (sparse layers are NoPE)");
-  require(c.lightning_nkv == c.lightning_nh, d, "lightning_nkv", "equal to lightning_nh (Lightning layers are plain MHA)");
+  require(c.lightning_nkv == c.lightning_nh, d, "lightning_nkv",
+          "equal to lightning_nh (Lightning layers are plain MHA)");
   require(c.num_attention_heads % c.num_key_value_heads == 0, d, "num_key_value_heads",
           "a divisor of num_attention_heads");
   require(c.head_dim % 2 == 0, d, "head_dim", "an even number");
@@ -149,7 +173,7 @@ static ModelConfig config_from_json(const json& j, const std::string& source) {
   for (const std::string& m : mixers) {
     if (m == "minicpm4") c.layers.push_back(Mixer::Sparse);
     else if (m == "lightning-attn") c.layers.push_back(Mixer::Lightning);
-    else d.bad("mixer_types", fmt::format("entries \"minicpm4\" or \"lightning-attn\", not \"{}\"", m));
+    else d.bad("mixer_types", fmt::format("entries \"minicpm4\" or \"lightning-attn\", not \"{}\"", excerpt(m)));
   }
 
   // Descriptive fields: optional, but typed when present.
@@ -165,10 +189,11 @@ static ModelConfig config_from_json(const json& j, const std::string& source) {
     }
   if (d.has("pad_token_id")) c.pad_token_id = ranged(d, "pad_token_id", 0, c.vocab_size - 1);
   if (d.has("pretraining_tp")) c.pretraining_tp = ranged(d, "pretraining_tp", 1, kMaxHeads);
-  if (d.has("initializer_range")) c.initializer_range = d.number("initializer_range");
-  if (d.has("attention_dropout")) c.attention_dropout = d.number("attention_dropout");
+  if (d.has("initializer_range")) c.initializer_range = d.number("initializer_range", kInitializerRange);
+  if (d.has("attention_dropout")) c.attention_dropout = d.number("attention_dropout", kAttentionDropout);
   if (d.has("use_cache")) c.use_cache = d.boolean("use_cache");
   check_sizes(c);
+  check_derived_scales(c);
   return c;
 }
 

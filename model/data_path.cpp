@@ -7,9 +7,12 @@ namespace salasim {
 
 std::string data_path(const std::string& path) {
   namespace fs = std::filesystem;
-  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path)) return path;
+  // error_code forms: a name the file system refuses (too long, a bad byte) is "not here", and the reader that
+  // opens it then names the file; it must not escape as a filesystem_error from a lookup.
+  std::error_code ec;
+  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path, ec)) return path;
   fs::path alt = fs::path(SALASIM_SOURCE_DIR) / path;
-  return fs::exists(alt) ? alt.string() : path;
+  return fs::exists(alt, ec) ? alt.string() : path;
 }
 
 std::string source_relative(const std::string& path) {

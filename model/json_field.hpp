@@ -4,11 +4,14 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace salasim {
 
 using json = nlohmann::json;
+
+struct FloatRange;  // model/limits.hpp
 
 // A JSON object read from a file, remembering where it came from for error messages.
 struct JsonDoc {
@@ -23,6 +26,9 @@ struct JsonDoc {
   // naming the field): callers pass the range the field's meaning allows, so nothing is truncated afterwards.
   int64_t integer(const char* key, int64_t min_value = INT64_MIN, int64_t max_value = INT64_MAX) const;
   double number(const char* key) const;
+  // A number inside `r` (model/limits.hpp: the range the field's meaning allows, with its reason), else an error
+  // naming the field, the value and the range.
+  double number(const char* key, const FloatRange& r) const;
   bool boolean(const char* key) const;
   std::string string(const char* key) const;
   std::vector<std::string> strings(const char* key) const;
@@ -30,10 +36,26 @@ struct JsonDoc {
   JsonDoc object(const char* key) const;
 };
 
-// Whole JSON documents. A file is read only up to kJsonMaxBytes (model/limits.hpp): past that, or a folder, or
-// malformed JSON (numbers out of range, nesting deeper than kJsonMaxDepth), a salasim::Error naming the file.
+// Whole JSON documents, the one way every JSON input is read (docs/input-limits.md). A salasim::Error naming the
+// file (`source`) for: anything but a regular file (a folder, a FIFO, a device: refused from stat() before it is
+// opened, so a FIFO cannot block the read), more than kJsonMaxBytes (model/limits.hpp), malformed JSON (numbers
+// out of range included), nesting deeper than kJsonMaxDepth, and a key that appears twice in one object at any
+// depth (named with its path, "sparse_config.topk"): nlohmann would keep the last silently.
 json parse_json_file(const std::string& path);
 json parse_json_text(const std::string& text, const std::string& source);
 std::string json_type_name(const json& v);
+
+// Throws naming `path` unless it is a regular file (symlinks followed); `what` says what was expected ("a JSON
+// file"). From stat(), before anything opens the path.
+void require_regular_file(const std::string& path, const std::string& what);
+
+// Input as an error message quotes it, at most kQuoteMaxChars (model/limits.hpp) bytes: a string from a file or the
+// command line with control characters shown as \xNN, cut at a UTF-8 boundary with "... (N bytes)" after it; a JSON
+// value serialized without recursion (a value nesting 200,000 arrays deep is safe) and cut the same way. Every
+// message that shows a JSON value or a string of the input goes through these.
+std::string excerpt(std::string_view text);
+inline std::string excerpt(const std::string& text) { return excerpt(std::string_view(text)); }
+inline std::string excerpt(const char* text) { return excerpt(std::string_view(text)); }
+std::string excerpt(const json& value);
 
 }  // namespace salasim

@@ -3,8 +3,23 @@
 
 #include "model/checked.hpp"
 #include "model/error.hpp"
+#include "model/json_field.hpp"
 
 namespace salasim {
+
+namespace {
+// 1048576, not 1.04858e+06; 1e+12, not 1000000000000.
+std::string bound_text(double v) {
+  if (v == double(int64_t(v)) && v > -1e7 && v < 1e7) return std::to_string(int64_t(v));
+  return fmt::format("{:g}", v);
+}
+}  // namespace
+
+std::string FloatRange::interval() const {
+  return fmt::format("{}{}, {}]", lo_open ? "(" : "[", bound_text(lo), bound_text(hi));
+}
+
+std::string FloatRange::text() const { return fmt::format("a number in {} ({})", interval(), why); }
 
 int64_t max_positions(const ModelConfig& c, bool extrapolate) {
   return extrapolate ? checked_mul(c.max_position_embeddings, kExtrapolationFactor,
@@ -20,25 +35,25 @@ void check_positions(const ModelConfig& c, int64_t prompt, int64_t decode, bool 
   // Extrapolating, the limit is on the prompt (the paper's 2048K prompts), and the answer may run past it.
   if (extrapolate && prompt <= limit && decode <= kMaxDecodeTokens) return;
   if (extrapolate)
-    fail("{}: prompt of {} tokens + {} decode steps is past {} positions, {}x max_position_embeddings = {} of {} "
-         "(the furthest this simulator extrapolates a prompt; at most {} decode steps past it)",
-         where, prompt, decode, limit, kExtrapolationFactor, c.max_position_embeddings, c.source, kMaxDecodeTokens);
-  fail("{}: prompt of {} tokens + {} decode steps is past max_position_embeddings = {} of {}, the length the model "
-       "was trained to. To run past it (the paper evaluates up to 4x, 2048K), opt in: --extrapolate on the command "
-       "line, or \"extrapolate\": true in the scenario (up to {} positions)",
-       where, prompt, decode, c.max_position_embeddings, c.source, max_positions(c, true));
+    fail(
+        "{}: prompt of {} tokens + {} decode steps is past {} positions, {}x max_position_embeddings = {} of {} "
+        "(the furthest this simulator extrapolates a prompt; at most {} decode steps past it)",
+        where, prompt, decode, limit, kExtrapolationFactor, c.max_position_embeddings, c.source, kMaxDecodeTokens);
+  fail(
+      "{}: prompt of {} tokens + {} decode steps is past max_position_embeddings = {} of {}, the length the model "
+      "was trained to. To run past it (the paper evaluates up to 4x, 2048K), opt in: --extrapolate on the command "
+      "line, or \"extrapolate\": true in the scenario (up to {} positions)",
+      where, prompt, decode, c.max_position_embeddings, c.source, max_positions(c, true));
 }
 
 const std::string& plain_file_name(const std::string& value, const std::string& where, const std::string& field) {
   bool ok = !value.empty() && value != "." && value != ".." && value.size() <= 255;
   for (unsigned char ch : value) ok = ok && ch != '/' && ch != '\\' && ch >= 0x20 && ch != 0x7f;
   if (!ok) {
-    std::string shown = value.size() > 80 ? value.substr(0, 77) + "..." : value;
-    for (char& ch : shown)
-      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
-    fail("{}: field '{}' is '{}'; expected a plain file name (not empty, not '.' or '..', no '/' or '\\', no "
-         "control characters, at most 255 bytes)",
-         where, field, shown);
+    fail(
+        "{}: field '{}' is '{}'; expected a plain file name (not empty, not '.' or '..', no '/' or '\\', no "
+        "control characters, at most 255 bytes)",
+        where, excerpt(field), excerpt(value));
   }
   return value;
 }

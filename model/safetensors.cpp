@@ -15,6 +15,7 @@
 #include "model/bf16.hpp"
 #include "model/checked.hpp"
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 #include "model/json_field.hpp"
 #include "model/shape.hpp"
 #include "model/limits.hpp"
@@ -35,7 +36,7 @@ constexpr uint64_t kMaxHeader = uint64_t(kJsonMaxBytes);
 
 StTensor parse_entry(const std::string& path, const std::string& name, const json& v, uint64_t data_len,
                      const uint8_t* data) {
-  auto bad = [&](const std::string& what) -> void { fail("{}: tensor '{}': {}", path, name, what); };
+  auto bad = [&](const std::string& what) -> void { fail("{}: tensor '{}': {}", path, excerpt(name), what); };
   if (!v.is_object()) bad("header entry is " + json_type_name(v) + "; expected an object");
   if (!v.contains("dtype") || !v["dtype"].is_string()) bad("field 'dtype' missing or not a string");
   if (!v.contains("shape") || !v["shape"].is_array()) bad("field 'shape' missing or not an array");
@@ -46,7 +47,10 @@ StTensor parse_entry(const std::string& path, const std::string& name, const jso
   t.file = path;
   std::string dt = v["dtype"].get<std::string>();
   auto d = dtype_from_name(dt);
-  if (!d) bad(fmt::format("unknown dtype '{}'; expected one of BF16, F16, F32, F64, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2", dt));
+  if (!d)
+    bad(fmt::format(
+        "unknown dtype '{}'; expected one of BF16, F16, F32, F64, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2",
+        excerpt(dt)));
   t.dtype = *d;
   if (v["shape"].size() > 32) bad(fmt::format("field 'shape' has {} dims; expected at most 32", v["shape"].size()));
   for (const json& e : v["shape"]) {
@@ -55,19 +59,21 @@ StTensor parse_entry(const std::string& path, const std::string& name, const jso
     t.shape.push_back(e.get<int64_t>());
   }
   // Element count and bytes in 64 bits, before they are compared with the data section.
-  const int64_t numel = checked_numel(t.shape, fmt::format("{}: tensor '{}': shape {}", path, name, json(t.shape).dump()));
+  const int64_t numel =
+      checked_numel(t.shape, fmt::format("{}: tensor '{}': shape {}", path, excerpt(name), excerpt(json(t.shape))));
   const uint64_t want = uint64_t(checked_mul(numel, int64_t(dtype_size(t.dtype)),
-                                             fmt::format("{}: tensor '{}': bytes of shape {} in {}", path, name,
-                                                         json(t.shape).dump(), dt)));
+                                             fmt::format("{}: tensor '{}': bytes of shape {} in {}", path,
+                                                         excerpt(name), excerpt(json(t.shape)), dt)));
   const json& off = v["data_offsets"];
   if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
     bad("field 'data_offsets' must hold two non-negative integers");
   uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
   if (b > e) bad(fmt::format("data_offsets [{}, {}] end before they begin", b, e));
   if (e > data_len)
-    bad(fmt::format("data_offsets [{}, {}] lie outside the data section of {} bytes (file truncated?)", b, e, data_len));
+    bad(fmt::format("data_offsets [{}, {}] lie outside the data section of {} bytes (file truncated?)", b, e,
+                    data_len));
   if (e - b != want)
-    bad(fmt::format("data_offsets span {} bytes but shape {} of {} needs {}", e - b, json(t.shape).dump(), dt, want));
+    bad(fmt::format("data_offsets span {} bytes but shape {} of {} needs {}", e - b, excerpt(json(t.shape)), dt, want));
   t.data = data + b;
   t.nbytes = e - b;
   return t;
@@ -76,6 +82,7 @@ StTensor parse_entry(const std::string& path, const std::string& name, const jso
 }  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+  require_regular_file(path, "a .safetensors file");     // stat first: opening a device can have effects of its own
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);  // O_NONBLOCK: a FIFO named as a shard must not hang the open
   if (fd < 0) fail("{}: cannot open safetensors file ({})", path, std::strerror(errno));
   struct stat st {};
@@ -113,7 +120,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       if (it.key() == "__metadata__") {
         if (!it.value().is_object()) fail("{}: '__metadata__' must be an object of strings", path);
         for (auto m = it.value().begin(); m != it.value().end(); ++m) {
-          if (!m.value().is_string()) fail("{}: '__metadata__.{}' must be a string", path, m.key());
+          if (!m.value().is_string()) fail("{}: '__metadata__.{}' must be a string", path, excerpt(m.key()));
           metadata_[m.key()] = m.value().get<std::string>();
         }
         continue;
@@ -129,7 +136,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       const StTensor* a = by_offset[i - 1];
       const StTensor* b = by_offset[i];
       if (b->data < a->data + a->nbytes)
-        fail("{}: tensors '{}' and '{}' overlap in the data section", path, a->name, b->name);
+        fail("{}: tensors '{}' and '{}' overlap in the data section", path, excerpt(a->name), excerpt(b->name));
     }
   } catch (...) {
     munmap(map_, size_);
@@ -157,17 +164,21 @@ Checkpoint::Checkpoint(const std::string& path) : path_(path) {
       fail("{}: field 'weight_map' missing; expected an object mapping tensor names to shard files", ipath);
     std::map<std::string, SafetensorsFile*> shards;
     for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it) {
-      if (!it.value().is_string()) fail("{}: weight_map entry '{}' must be a file name string", ipath, it.key());
+      if (!it.value().is_string())
+        fail("{}: weight_map entry '{}' must be a file name string", ipath, excerpt(it.key()));
       // A shard is a file of this folder: a name with '/' or '..' would open files anywhere (/etc/passwd).
       const std::string shard = plain_file_name(it.value().get<std::string>(), ipath, "weight_map." + it.key());
       if (!shards.count(shard)) {
         fs::path sp = p / shard;
-        if (!fs::exists(sp)) fail("{}: weight_map names shard '{}' for '{}', but {} does not exist", ipath, shard, it.key(), sp.string());
+        if (!fs::exists(sp))
+          fail("{}: weight_map names shard '{}' for '{}', but {} does not exist", ipath, shard, excerpt(it.key()),
+               sp.string());
         shards[shard] = &add_file(sp);
       }
       auto& ts = shards[shard]->tensors();
       auto t = ts.find(it.key());
-      if (t == ts.end()) fail("{}: weight_map puts '{}' in '{}', but that shard has no such tensor", ipath, it.key(), shard);
+      if (t == ts.end())
+        fail("{}: weight_map puts '{}' in '{}', but that shard has no such tensor", ipath, excerpt(it.key()), shard);
       index_[it.key()] = &t->second;
     }
     for (auto& [shard, f] : shards)
@@ -175,8 +186,7 @@ Checkpoint::Checkpoint(const std::string& path) : path_(path) {
         if (!index_.count(name)) index_[name] = &t;  // present in a shard but not indexed: still listed
   } else {
     fs::path f = fs::is_directory(p) ? p / "model.safetensors" : p;
-    if (!fs::exists(f))
-      fail("{}: no model.safetensors.index.json or model.safetensors in this folder", path);
+    if (!fs::exists(f)) fail("{}: no model.safetensors.index.json or model.safetensors in this folder", path);
     SafetensorsFile& sf = add_file(f);
     for (auto& [name, t] : sf.tensors()) index_[name] = &t;
   }
@@ -195,7 +205,7 @@ const StTensor* Checkpoint::find(const std::string& name) const {
 
 const StTensor& Checkpoint::at(const std::string& name) const {
   const StTensor* t = find(name);
-  if (!t) fail("{}: checkpoint has no tensor '{}'", path_, name);
+  if (!t) fail("{}: checkpoint has no tensor '{}'", path_, excerpt(name));
   return *t;
 }
 
@@ -265,7 +275,9 @@ void write_safetensors(const std::string& path, const std::vector<StWrite>& tens
     if (uint64_t(numel) * dtype_size(t.dtype) != t.bytes.size())
       fail("write_safetensors: tensor '{}' has {} bytes; shape and dtype need {}", t.name, t.bytes.size(),
            numel * dtype_size(t.dtype));
-    h[t.name] = {{"dtype", std::string(dtype_name(t.dtype))}, {"shape", t.shape}, {"data_offsets", {off, off + t.bytes.size()}}};
+    h[t.name] = {{"dtype", std::string(dtype_name(t.dtype))},
+                 {"shape", t.shape},
+                 {"data_offsets", {off, off + t.bytes.size()}}};
     off += t.bytes.size();
   }
   std::string hs = h.dump();
@@ -275,8 +287,10 @@ void write_safetensors(const std::string& path, const std::vector<StWrite>& tens
   uint64_t n = hs.size();
   for (int i = 0; i < 8; ++i) out.put(char((n >> (8 * i)) & 0xff));
   out.write(hs.data(), std::streamsize(hs.size()));
-  for (const StWrite& t : tensors) out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
-  if (!out) fail("{}: write failed", path);
+  for (const StWrite& t : tensors)
+    out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
+  out.close();  // the buffered tail is written here: a full disk shows at close, so it is checked too
+  if (!out) fail("{}: write failed (is the disk full?)", path);
 }
 
 void write_sharded_checkpoint(const std::string& dir, const std::vector<StWrite>& tensors,
@@ -299,8 +313,7 @@ void write_sharded_checkpoint(const std::string& dir, const std::vector<StWrite>
     write_safetensors((fs::path(dir) / file).string(), part);
   }
   idx["metadata"]["total_size"] = total;
-  std::ofstream out(fs::path(dir) / "model.safetensors.index.json");
-  out << idx.dump(2) << "\n";
+  write_file_atomic((fs::path(dir) / "model.safetensors.index.json").string(), idx.dump(2) + "\n", true);
 }
 
 }  // namespace salasim

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "model/error.hpp"
+#include "model/json_field.hpp"
 #include "model/windows.hpp"
 
 namespace salasim {
@@ -49,13 +50,13 @@ RowList parse_row_list(const std::string& text, const std::string& option) {
   const std::string t = trim(text);
   if (t == "all") return r;
   r.all = false;
-  if (t.empty()) fail("{} '{}': empty; expected rows such as 0,100,-1 or 0:16 (or all)", option, text);
+  if (t.empty()) fail("{} '{}': empty; expected rows such as 0,100,-1 or 0:16 (or all)", option, excerpt(text));
   for (const std::string& raw : split(t, ',')) {
     RowItem it;
     it.text = trim(raw);
     auto bad = [&](const std::string& why) {
       fail("{} '{}': item '{}' {}; expected N, A:B or A:B:S (negative counts from the end: -1 = the last prompt token)",
-           option, text, it.text, why);
+           option, excerpt(text), excerpt(it.text), why);
     };
     if (it.text.empty()) bad("is empty");
     const std::vector<std::string> p = split(it.text, ':');
@@ -66,7 +67,8 @@ RowList parse_row_list(const std::string& text, const std::string& option) {
       const std::string a = trim(p[0]), b = trim(p[1]);
       if ((it.has_start = !a.empty()) && !parse_int(a, &it.start)) bad("has a start that is not a whole number");
       if ((it.has_stop = !b.empty()) && !parse_int(b, &it.stop)) bad("has a stop that is not a whole number");
-      if (p.size() == 3 && (!parse_int(trim(p[2]), &it.step) || it.step < 1)) bad("has a step that is not a whole number >= 1");
+      if (p.size() == 3 && (!parse_int(trim(p[2]), &it.step) || it.step < 1))
+        bad("has a step that is not a whole number >= 1");
     } else {
       bad("has more than two ':'");
     }
@@ -87,15 +89,15 @@ std::vector<int64_t> RowList::resolve(int64_t n) const {
     if (!it.range) {
       const int64_t r = at(it.index);
       if (r < 0 || r >= n)
-        fail("--rows '{}': row {} is outside the prompt's {} rows (0 .. {}, or -{} .. -1 from the end)", text, it.index, n,
-             n - 1, n);
+        fail("--rows '{}': row {} is outside the prompt's {} rows (0 .. {}, or -{} .. -1 from the end)", excerpt(text),
+             it.index, n, n - 1, n);
       out.push_back(r);
       continue;
     }
     const int64_t a = it.has_start ? at(it.start) : 0, b = it.has_stop ? at(it.stop) : n;
     if (a < 0 || b > n || a >= b)
-      fail("--rows '{}': range '{}' is rows {} .. {} of a prompt of {} rows: {}", text, it.text, a, b - 1, n,
-           a >= b ? "it selects no row" : "it reaches outside the prompt");
+      fail("--rows '{}': range '{}' is rows {} .. {} of a prompt of {} rows: {}", excerpt(text), excerpt(it.text), a,
+           b - 1, n, a >= b ? "it selects no row" : "it reaches outside the prompt");
     // r += step would overflow for a step near INT64_MAX (a user's '0::9223372036854775807'): stop when the next row
     // would pass b, computed without the addition.
     for (int64_t r = a;; r += it.step) {
@@ -174,8 +176,11 @@ std::vector<std::string> split_patterns(const std::string& text, const std::stri
   std::vector<std::string> out;
   for (const std::string& raw : split(text, ',')) {
     const std::string p = trim(raw);
-    if (p.empty()) fail("{} '{}': an empty pattern; expected tap names or globs such as layer_03/lightning/gla/out, "
-                        "layer_*/residual/h, /prefill/final/", option, text);
+    if (p.empty())
+      fail(
+          "{} '{}': an empty pattern; expected tap names or globs such as layer_03/lightning/gla/out, "
+          "layer_*/residual/h, /prefill/final/",
+          option, excerpt(text));
     out.push_back(p);
   }
   if (out.empty()) fail("{}: no pattern given", option);
@@ -202,13 +207,15 @@ void check_patterns(const std::vector<std::string>& patterns, const std::vector<
   int layers = 0;
   for (const TapSpec& t : catalog) layers = std::max(layers, tap_layer(t.name) + 1);
   std::string list;
-  for (size_t i = 0; i < unmatched.size(); ++i) list += (i ? ", " : "") + ("'" + unmatched[i] + "'");
+  for (size_t i = 0; i < unmatched.size(); ++i) list += fmt::format("{}'{}'", i ? ", " : "", unmatched[i]);
+  list = excerpt(list);  // the user's patterns: any length
   std::string names;
   for (const std::string& n : shown_names) names += "\n  " + n;
-  fail("{}: {} match{} no tap of this run ({} taps). Patterns match the start of a tap's name after its phase "
-       "('*' within one part, '?' one character), or of the full name when they start with '/'. The names of layers "
-       "0 and 1 (layer_00 .. layer_{:02d} in all; decode steps' taps as /decode_0000/...):{}",
-       option, list, unmatched.size() == 1 ? "es" : "", catalog.size(), layers - 1, names);
+  fail(
+      "{}: {} match{} no tap of this run ({} taps). Patterns match the start of a tap's name after its phase "
+      "('*' within one part, '?' one character), or of the full name when they start with '/'. The names of layers "
+      "0 and 1 (layer_00 .. layer_{:02d} in all; decode steps' taps as /decode_0000/...):{}",
+      option, list, unmatched.size() == 1 ? "es" : "", catalog.size(), layers - 1, names);
 }
 
 // ---- budget ----
@@ -278,9 +285,10 @@ int64_t mem_available_bytes() {
 void check_host_memory(double need, const std::string& what, const std::string& detail) {
   const int64_t have = mem_available_bytes();
   if (have < 0 || need <= 0.9 * double(have)) return;
-  fail("{} needs about {:.2f} GB of host memory, and this machine has {:.2f} GB available (MemAvailable; at most 90% "
-       "of it is used):\n{}",
-       what, need / 1e9, double(have) / 1e9, detail);
+  fail(
+      "{} needs about {:.2f} GB of host memory, and this machine has {:.2f} GB available (MemAvailable; at most 90% "
+      "of it is used):\n{}",
+      what, need / 1e9, double(have) / 1e9, detail);
 }
 
 }  // namespace salasim

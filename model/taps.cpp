@@ -1,6 +1,8 @@
 // Tap names: parsing of phase, layer and kind.
 #include "model/taps.hpp"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 namespace salasim {
@@ -68,7 +70,15 @@ std::string tap_kind(const std::string& name) {
 
 int tap_layer(const std::string& name) {
   std::vector<std::string> p = parts(name);
-  if (p.size() > 1 && p[1].rfind("layer_", 0) == 0) return std::stoi(p[1].substr(6));
+  // Names may come from a file (a tap dump): "layer_" with anything but a whole number that fits is no layer, not
+  // a std::stoi exception escaping as an internal error.
+  if (p.size() > 1 && p[1].rfind("layer_", 0) == 0) {
+    int layer = -1;
+    const char* b = p[1].data() + 6;
+    const char* e = p[1].data() + p[1].size();
+    const auto [end, ec] = std::from_chars(b, e, layer);
+    return ec == std::errc() && end == e && b != e && layer >= 0 ? layer : -1;
+  }
   return -1;
 }
 

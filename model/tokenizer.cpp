@@ -10,6 +10,7 @@
 
 #include "model/error.hpp"
 #include "model/json_field.hpp"
+#include "model/limits.hpp"
 
 namespace salasim {
 
@@ -22,51 +23,6 @@ struct Tokenizer::Impl {
   int64_t vocab = 0;
 };
 
-namespace {
-
-// HF keeps added tokens (chat markers) in tokenizer_config.json and/or added_tokens.json beside the model.
-std::vector<std::pair<std::string, int32_t>> read_added_tokens(const fs::path& dir) {
-  std::vector<std::pair<std::string, int32_t>> out;
-  auto add = [&](const std::string& content, int64_t id, const std::string& file) {
-    if (content.empty() || id < 0 || id > INT32_MAX) fail("{}: added token '{}' with id {}: expected a non-empty string and an id >= 0", file, content, id);
-    for (auto& [c, i] : out)
-      if (c == content) return;
-    out.emplace_back(content, int32_t(id));
-  };
-  const fs::path cfg = dir / "tokenizer_config.json";
-  if (fs::exists(cfg)) {
-    const json j = parse_json_file(cfg.string());
-    if (j.contains("added_tokens_decoder")) {
-      const json& d = j.at("added_tokens_decoder");
-      if (!d.is_object()) fail("{}: field 'added_tokens_decoder' is {}, expected an object", cfg.string(), json_type_name(d));
-      for (auto it = d.begin(); it != d.end(); ++it) {
-        int64_t id = -1;
-        try {
-          id = std::stoll(it.key());
-        } catch (const std::exception&) {
-          fail("{}: field 'added_tokens_decoder' has key '{}', expected a token id", cfg.string(), it.key());
-        }
-        if (!it.value().is_object() || !it.value().contains("content") || !it.value().at("content").is_string())
-          fail("{}: field 'added_tokens_decoder.{}.content' is missing or not a string", cfg.string(), it.key());
-        add(it.value().at("content").get<std::string>(), id, cfg.string());
-      }
-    }
-  }
-  const fs::path at = dir / "added_tokens.json";
-  if (fs::exists(at)) {
-    const json j = parse_json_file(at.string());
-    if (!j.is_object()) fail("{}: expected an object of token -> id", at.string());
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (!it.value().is_number_integer()) fail("{}: field '{}' is {}, expected a token id", at.string(), it.key(), json_type_name(it.value()));
-      add(it.key(), it.value().get<int64_t>(), at.string());
-    }
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-  return out;
-}
-
-}  // namespace
-
 Tokenizer::Tokenizer(std::unique_ptr<Impl> p) : impl_(std::move(p)) {}
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
@@ -78,12 +34,21 @@ bool Tokenizer::available() const { return true; }
 Tokenizer Tokenizer::load(const std::string& path) {
   fs::path file = path;
   if (fs::is_directory(file)) file /= "tokenizer.model";
-  if (!fs::exists(file)) fail("{}: no SentencePiece tokenizer here (expected a tokenizer.model file or a folder holding one)", file.string());
+  if (!fs::exists(file))
+    fail("{}: no SentencePiece tokenizer here (expected a tokenizer.model file or a folder holding one)",
+         file.string());
+  // libsentencepiece opens and reads the whole file: a FIFO would block it, a device or a huge file fill memory.
+  require_regular_file(file.string(), "a SentencePiece tokenizer.model file");
+  std::error_code ec;
+  const uintmax_t bytes = fs::file_size(file, ec);
+  if (!ec && bytes > uintmax_t(kTokenizerMaxBytes))
+    fail("{}: {} bytes; a SentencePiece model is a few MB (at most {} MiB is read)", file.string(), bytes,
+         kTokenizerMaxBytes >> 20);
   auto impl = std::make_unique<Impl>();
   impl->path = file.string();
   const auto st = impl->sp.Load(file.string());
   if (!st.ok()) fail("{}: not a SentencePiece model ({})", file.string(), st.ToString());
-  impl->added = read_added_tokens(file.parent_path().empty() ? fs::path(".") : file.parent_path());
+  impl->added = read_added_tokens(file.parent_path().empty() ? std::string(".") : file.parent_path().string());
   impl->vocab = impl->sp.GetPieceSize();
   for (auto& [c, id] : impl->added) impl->vocab = std::max<int64_t>(impl->vocab, int64_t(id) + 1);
   return Tokenizer(std::move(impl));

@@ -55,4 +55,12 @@ void train_tokenizer(const std::string& text_file, const std::string& model_path
 
 bool sentencepiece_available();
 
+// Hugging Face's added tokens kept beside tokenizer.model in `dir`: tokenizer_config.json's added_tokens_decoder
+// (id -> {"content": ...}) and added_tokens.json (content -> id), longest content first. Each file is optional;
+// one that is present is read through parse_json_file (model/json_field.hpp) and checked: ids are decimal keys or
+// integers in [0, 2^31 - 1], contents non-empty, one id per content and one content per id across both files, at
+// most kMaxAddedTokens (model/limits.hpp). Otherwise a salasim::Error naming the file and the field. Needs no
+// SentencePiece (model/added_tokens.cpp).
+std::vector<std::pair<std::string, int32_t>> read_added_tokens(const std::string& dir);
+
 }  // namespace salasim

@@ -3,12 +3,17 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include <fmt/ranges.h>
 
 #include "model/checked.hpp"
 #include "model/error.hpp"
+#include "model/output_file.hpp"
+#include "model/safetensors_writer.hpp"
 #include "model/synth.hpp"
 
 namespace salasim {
@@ -41,7 +46,8 @@ SynthParams synth_params(uint64_t seed, const TensorSpec& t) {
 
 void weight_rows(const WeightSource& w, const TensorSpec& t, int64_t row0, int64_t nrows, double* out) {
   if (!w.synthetic()) return read_rows(w.ckpt->at(t.name), row0, nrows, out);
-  if (row0 < 0 || row0 + nrows > t.rows()) fail("synthetic tensor '{}': rows [{}, {}) out of range", t.name, row0, row0 + nrows);
+  if (row0 < 0 || row0 + nrows > t.rows())
+    fail("synthetic tensor '{}': rows [{}, {}) out of range", t.name, row0, row0 + nrows);
   const SynthParams p = synth_params(w.seed, t);
   const int64_t cols = t.cols(), first = row0 * cols, n = nrows * cols;
   for (int64_t i = 0; i < n; ++i)
@@ -53,7 +59,8 @@ void weight_rows_bf16(const WeightSource& w, const TensorSpec& t, int64_t row0, 
   if (w.synthetic()) {
     const SynthParams p = synth_params(w.seed, t);
     const int64_t first = row0 * t.cols();
-    for (int64_t i = 0; i < n; ++i) out[i] = p.ones ? bf16_from_float(1.0f) : synth_bf16(p.key, uint64_t(first + i), p.amp);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = p.ones ? bf16_from_float(1.0f) : synth_bf16(p.key, uint64_t(first + i), p.amp);
     return;
   }
   std::vector<float> f(static_cast<size_t>(n));
@@ -77,14 +84,18 @@ CheckpointReport check_checkpoint(const Checkpoint& ck, const std::vector<Tensor
     r.params_present = checked_add(r.params_present, t->numel(), ck.path() + ": parameters present");
     auto it = want.find(t->name);
     if (it == want.end()) {
-      r.issues.push_back({"extra", t->name, fmt::format("{} {} not in the config's inventory", dtype_name(t->dtype), shape_str(t->shape))});
+      r.issues.push_back(
+          {"extra", t->name,
+           fmt::format("{} {} not in the config's inventory", dtype_name(t->dtype), shape_str(t->shape))});
       continue;
     }
     const TensorSpec& s = *it->second;
     if (t->shape != s.shape)
-      r.issues.push_back({"shape", t->name, fmt::format("is {}, expected {}", shape_str(t->shape), shape_str(s.shape))});
+      r.issues.push_back(
+          {"shape", t->name, fmt::format("is {}, expected {}", shape_str(t->shape), shape_str(s.shape))});
     if (t->dtype != s.dtype)
-      r.issues.push_back({"dtype", t->name, fmt::format("is {}, expected {}", dtype_name(t->dtype), dtype_name(s.dtype))});
+      r.issues.push_back(
+          {"dtype", t->name, fmt::format("is {}, expected {}", dtype_name(t->dtype), dtype_name(s.dtype))});
   }
   for (const TensorSpec& s : inv)
     if (!ck.find(s.name))
@@ -102,18 +113,35 @@ void export_checkpoint(const std::string& dir, const ModelConfig& c, const std::
   if (size_t(n_shards) > inv.size())
     fail("--shards {}: {} has {} tensors, so at most {} shards (each shard holds at least one tensor)", n_shards,
          c.source, inv.size(), inv.size());
-  std::vector<StWrite> ts;
-  std::vector<int> shard_of;
-  for (size_t i = 0; i < inv.size(); ++i) {
-    const TensorSpec& t = inv[i];
-    StWrite s{t.name, DType::BF16, t.shape, std::vector<uint8_t>(size_t(t.numel()) * 2)};
-    weight_rows_bf16(w, t, 0, t.rows(), reinterpret_cast<uint16_t*>(s.bytes.data()));
-    ts.push_back(std::move(s));
-    shard_of.push_back(int(i * size_t(n_shards) / inv.size()));
+  // Shard by shard, tensor by tensor, rows in pieces of at most 64 MiB (write_safetensors_streamed): the 9.48B
+  // config's 17.7 GiB never sit in memory at once.
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  nlohmann::json idx = {{"metadata", {{"total_size", 0}}}, {"weight_map", nlohmann::json::object()}};
+  uint64_t total = 0;
+  for (int s = 0; s < n_shards; ++s) {
+    const std::string file = fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, n_shards);
+    std::vector<StPlanned> part;
+    std::vector<size_t> of;  // inventory index of each tensor of the shard
+    for (size_t i = 0; i < inv.size(); ++i)
+      if (int(i * size_t(n_shards) / inv.size()) == s) {
+        part.push_back({inv[i].name, DType::BF16, inv[i].shape});
+        of.push_back(i);
+        idx["weight_map"][inv[i].name] = file;
+      }
+    total +=
+        write_safetensors_streamed((fs::path(dir) / file).string(), part,
+                                   [&](size_t k, int64_t row0, int64_t nrows, uint8_t* dst) {
+                                     weight_rows_bf16(w, inv[of[k]], row0, nrows, reinterpret_cast<uint16_t*>(dst));
+                                   });
   }
-  write_sharded_checkpoint(dir, ts, shard_of);
-  std::filesystem::copy_file(c.source, std::filesystem::path(dir) / "config.json",
-                             std::filesystem::copy_options::overwrite_existing);
+  idx["metadata"]["total_size"] = total;
+  write_file_atomic((fs::path(dir) / "model.safetensors.index.json").string(), idx.dump(2) + "\n", true);
+  std::ifstream cfg(c.source, std::ios::binary);
+  std::ostringstream text;
+  text << cfg.rdbuf();
+  if (!cfg && !cfg.eof()) fail("{}: cannot read the config to copy it into the checkpoint", c.source);
+  write_file_atomic((fs::path(dir) / "config.json").string(), text.str(), true);
 }
 
 }  // namespace salasim

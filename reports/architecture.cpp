@@ -9,6 +9,7 @@
 
 #include "model/data_path.hpp"
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 #include "model/memory.hpp"
 #include "model/weights.hpp"
 #include "reports/svg.hpp"
@@ -38,7 +39,8 @@ Checked check_sum(CountCheck& k, const std::string& what, const std::function<bo
   c.checked = true;
   c.ok = c.actual == c.expected;
   ++k.compared;
-  if (!c.ok) k.failed.push_back(fmt::format("{}: config {}, checkpoint {}", what, commas(c.expected), commas(c.actual)));
+  if (!c.ok)
+    k.failed.push_back(fmt::format("{}: config {}, checkpoint {}", what, commas(c.expected), commas(c.actual)));
   return c;
 }
 
@@ -77,15 +79,15 @@ std::string pct(int64_t part, int64_t whole) { return fmt::format("{:.1f}%", 100
 // A count as HTML: plain, or with the checkpoint's verdict.
 std::string count_html(const Checked& c) {
   if (!c.checked) return fmt::format("<span class=\"n\">{}</span>", commas(c.expected));
-  if (c.ok) return fmt::format("<span class=\"n ok\" title=\"equal to the checkpoint's\">{} &#10003;</span>", commas(c.expected));
+  if (c.ok)
+    return fmt::format("<span class=\"n ok\" title=\"equal to the checkpoint's\">{} &#10003;</span>",
+                       commas(c.expected));
   return fmt::format("<span class=\"n bad\" title=\"the checkpoint disagrees\">{} &#8800; checkpoint {}</span>",
                      commas(c.expected), commas(c.actual));
 }
 
 std::string write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  if (!out) fail("{}: cannot write file", p.string());
-  out << text;
+  write_file_atomic(p.string(), text, true);  // checked: a full disk is an error, not a 0-byte file
   return p.filename().string();
 }
 
@@ -112,13 +114,21 @@ code{font-family:"DejaVu Sans Mono",ui-monospace,monospace;font-size:12.5px;over
 )";
 
 std::string legend(bool checked) {
-  const std::pair<const char*, const char*> items[] = {
-      {"#4c78a8", "Lightning q, k, v"}, {"#72a0cf", "Lightning o_proj, z_proj"}, {"#f58518", "sparse q, k, v"},
-      {"#ffb066", "sparse o_proj, o_gate"}, {"#54a24b", "MLP gate, up"}, {"#88d27a", "MLP down"},
-      {"#9d9d9d", "norms"}, {"#b279a2", "embed_tokens"}, {"#d6a5c9", "lm_head"}};
+  const std::pair<const char*, const char*> items[] = {{"#4c78a8", "Lightning q, k, v"},
+                                                       {"#72a0cf", "Lightning o_proj, z_proj"},
+                                                       {"#f58518", "sparse q, k, v"},
+                                                       {"#ffb066", "sparse o_proj, o_gate"},
+                                                       {"#54a24b", "MLP gate, up"},
+                                                       {"#88d27a", "MLP down"},
+                                                       {"#9d9d9d", "norms"},
+                                                       {"#b279a2", "embed_tokens"},
+                                                       {"#d6a5c9", "lm_head"}};
   std::string s = "<p class=\"legend\">";
-  for (const auto& [color, what] : items) s += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", color, what);
-  if (checked) s += "<span><i style=\"background:#d62728\"></i>differs from the checkpoint (red border: a sum that differs)</span>";
+  for (const auto& [color, what] : items)
+    s += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", color, what);
+  if (checked)
+    s +=
+        "<span><i style=\"background:#d62728\"></i>differs from the checkpoint (red border: a sum that differs)</span>";
   return s + "</p>\n";
 }
 
@@ -164,8 +174,10 @@ std::string comparison_table(const ModelConfig& c, const std::vector<TensorSpec>
     s += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>\n", xml_escape(suf), lc, sc,
                      commas(ln - sn));
   }
-  const Checked lsum = check_sum(k, "one Lightning layer", [&](const std::string& n) { return tensor_layer(n) == ll.front(); });
-  const Checked ssum = check_sum(k, "one sparse layer", [&](const std::string& n) { return tensor_layer(n) == sl.front(); });
+  const Checked lsum =
+      check_sum(k, "one Lightning layer", [&](const std::string& n) { return tensor_layer(n) == ll.front(); });
+  const Checked ssum =
+      check_sum(k, "one sparse layer", [&](const std::string& n) { return tensor_layer(n) == sl.front(); });
   s += fmt::format("<tr><th>per layer</th><th>{}</th><th>{}</th><th>{}</th></tr>\n", count_html(lsum), count_html(ssum),
                    commas(lt - st));
   s += "</tbody></table>\n";
@@ -177,9 +189,10 @@ std::string comparison_table(const ModelConfig& c, const std::vector<TensorSpec>
     const int64_t d = (a ? a->numel() : 0) - (b ? b->numel() : 0);
     if (d != 0) why += fmt::format("{}<code>{}</code> {}", why.empty() ? "" : ", ", xml_escape(suf), commas(d));
   }
-  s += fmt::format("<p>A Lightning layer holds {} more parameters than a sparse one ({} vs {} kv heads of {} dims, "
-                   "plus its q/k/o norms): {}.</p>\n",
-                   commas(lt - st), c.lightning_nkv, c.num_key_value_heads, c.head_dim, why.empty() ? "none" : why);
+  s += fmt::format(
+      "<p>A Lightning layer holds {} more parameters than a sparse one ({} vs {} kv heads of {} dims, "
+      "plus its q/k/o norms): {}.</p>\n",
+      commas(lt - st), c.lightning_nkv, c.num_key_value_heads, c.head_dim, why.empty() ? "none" : why);
   return s;
 }
 
@@ -198,7 +211,10 @@ TreeNode parameter_tree(const ModelConfig& c, const std::vector<TensorSpec>& inv
     return TreeNode{label.substr(0, label.rfind(".weight")),
                     fmt::format("{} {}: {} parameters{}", t.name, shape_str(t.shape), commas(t.numel()),
                                 one.ok ? "" : fmt::format(" (checkpoint: {})", commas(one.actual))),
-                    tensor_class(t.name, m), t.numel(), !one.ok, {}};
+                    tensor_class(t.name, m),
+                    t.numel(),
+                    !one.ok,
+                    {}};
   };
   for (Mixer m : {Mixer::Lightning, Mixer::Sparse}) {
     const std::vector<int> layers = part_layers(c, m == Mixer::Lightning ? Part::Lightning : Part::Sparse);
@@ -209,14 +225,21 @@ TreeNode parameter_tree(const ModelConfig& c, const std::vector<TensorSpec>& inv
       return std::find(layers.begin(), layers.end(), tensor_layer(n)) != layers.end();
     });
     TreeNode group{fmt::format("{} {} layers: {}", layers.size(), kind, commas(g.expected)),
-                   fmt::format("{} {} layers x {} = {} parameters", layers.size(), kind, commas(each), commas(g.expected)),
-                   "group", g.expected,
-                   !g.ok, {}};
+                   fmt::format("{} {} layers x {} = {} parameters", layers.size(), kind, commas(each),
+                               commas(g.expected)),
+                   "group",
+                   g.expected,
+                   !g.ok,
+                   {}};
     for (int l : layers) {
-      const Checked lc = check_sum(k, fmt::format("layer {}", l), [&](const std::string& n) { return tensor_layer(n) == l; });
+      const Checked lc =
+          check_sum(k, fmt::format("layer {}", l), [&](const std::string& n) { return tensor_layer(n) == l; });
       TreeNode layer{fmt::format("{}{}", m == Mixer::Lightning ? "L" : "S", l),
-                     fmt::format("layer {} ({}): {} parameters", l, kind, commas(lc.expected)), "layer", lc.expected,
-                     !lc.ok, {}};
+                     fmt::format("layer {} ({}): {} parameters", l, kind, commas(lc.expected)),
+                     "layer",
+                     lc.expected,
+                     !lc.ok,
+                     {}};
       for (const TensorSpec& t : inv)
         if (t.layer == l) layer.children.push_back(leaf(t, m));
       group.children.push_back(layer);
@@ -225,8 +248,11 @@ TreeNode parameter_tree(const ModelConfig& c, const std::vector<TensorSpec>& inv
   }
   const Checked nl = check_sum(k, "non-layer tensors", [](const std::string& n) { return tensor_layer(n) < 0; });
   TreeNode outer{fmt::format("non-layer: {}", commas(nl.expected)),
-                 fmt::format("embedding, final norm, lm_head: {} parameters", commas(nl.expected)), "group", nl.expected,
-                 !nl.ok, {}};
+                 fmt::format("embedding, final norm, lm_head: {} parameters", commas(nl.expected)),
+                 "group",
+                 nl.expected,
+                 !nl.ok,
+                 {}};
   for (const TensorSpec& t : inv)
     if (t.layer < 0) outer.children.push_back(leaf(t, Mixer::Lightning));
   root.children.push_back(outer);
@@ -242,8 +268,9 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
   CountCheck k = count_check(inv, in.checkpoint);
   ArchitectureOutcome out;
 
-  const std::string tree_svg = treemap_svg(parameter_tree(c, inv, k), 1160, 700,
-                                           fmt::format("Parameter treemap of {}: area proportional to parameters", m.name));
+  const std::string tree_svg =
+      treemap_svg(parameter_tree(c, inv, k), 1160, 700,
+                  fmt::format("Parameter treemap of {}: area proportional to parameters", m.name));
   const std::string flow = flow_svg(c, inv, k, &out.unresolved);
   const std::string bars = layer_bars_svg(c, inv, k);
   const std::string table = comparison_table(c, inv, k);
@@ -256,38 +283,46 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
   const Checked total = check_sum(k, "total (page header)", [](const std::string&) { return true; });
   const Checked light = check_sum(k, "Lightning layers (page header)", in_set(ll));
   const Checked sparse = check_sum(k, "sparse layers (page header)", in_set(sl));
-  const Checked outer = check_sum(k, "non-layer tensors (page header)", [](const std::string& n) { return tensor_layer(n) < 0; });
+  const Checked outer =
+      check_sum(k, "non-layer tensors (page header)", [](const std::string& n) { return tensor_layer(n) < 0; });
 
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   h += fmt::format("<title>{}: {} parameters, architecture</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n",
                    xml_escape(m.name), commas(pc.total), kCss);
   h += fmt::format("<h1>{}: architecture and parameters</h1>\n", xml_escape(m.name));
-  h += fmt::format("<p class=\"sub\">Generated by <code>{}</code> from <code>{}</code>: every count is a sum over the "
-                   "config's tensor inventory ({} tensors), every source line was read from the source tree when the "
-                   "page was written. Treemap areas are strictly proportional to parameter counts.</p>\n",
-                   xml_escape(in.command), xml_escape(source_relative(m.path)), inv.size());
+  h += fmt::format(
+      "<p class=\"sub\">Generated by <code>{}</code> from <code>{}</code>: every count is a sum over the "
+      "config's tensor inventory ({} tensors), every source line was read from the source tree when the "
+      "page was written. Treemap areas are strictly proportional to parameter counts.</p>\n",
+      xml_escape(in.command), xml_escape(source_relative(m.path)), inv.size());
   if (k.on()) h += "<!--CHECK-->";  // the banner, written once every count on the page has been compared (below)
   h += "<div class=\"cards\">\n";
-  h += fmt::format("<div class=\"card\"><div class=\"what\">total parameters</div><div class=\"big\">{}</div>"
-                   "<div class=\"what\">bf16 {} GiB ({} B); GPTQ W4A16 {} GiB (model/memory.hpp)</div></div>\n",
-                   count_html(total), gib(pc.bf16_bytes), commas(pc.bf16_bytes), gib(weight_bytes_w4a16(c)));
-  h += fmt::format("<div class=\"card\"><div class=\"what\">Lightning layers (linear attention, GLA)</div><div class=\"big\">{}"
-                   "</div><div class=\"what\">{} layers x {} = {} of the parameters</div></div>\n",
-                   count_html(light), ll.size(), commas(pc.lightning_layer), pct(light.expected, pc.total));
-  h += fmt::format("<div class=\"card\"><div class=\"what\">sparse layers (InfLLM-v2)</div><div class=\"big\">{}</div>"
-                   "<div class=\"what\">{} layers x {} = {} of the parameters</div></div>\n",
-                   count_html(sparse), sl.size(), commas(pc.sparse_layer), pct(sparse.expected, pc.total));
-  h += fmt::format("<div class=\"card\"><div class=\"what\">non-layer (embed_tokens, lm_head, final norm)</div>"
-                   "<div class=\"big\">{}</div><div class=\"what\">{} of the parameters</div></div>\n</div>\n",
-                   count_html(outer), pct(outer.expected, pc.total));
+  h += fmt::format(
+      "<div class=\"card\"><div class=\"what\">total parameters</div><div class=\"big\">{}</div>"
+      "<div class=\"what\">bf16 {} GiB ({} B); GPTQ W4A16 {} GiB (model/memory.hpp)</div></div>\n",
+      count_html(total), gib(pc.bf16_bytes), commas(pc.bf16_bytes), gib(weight_bytes_w4a16(c)));
+  h += fmt::format(
+      "<div class=\"card\"><div class=\"what\">Lightning layers (linear attention, GLA)</div><div class=\"big\">{}"
+      "</div><div class=\"what\">{} layers x {} = {} of the parameters</div></div>\n",
+      count_html(light), ll.size(), commas(pc.lightning_layer), pct(light.expected, pc.total));
+  h += fmt::format(
+      "<div class=\"card\"><div class=\"what\">sparse layers (InfLLM-v2)</div><div class=\"big\">{}</div>"
+      "<div class=\"what\">{} layers x {} = {} of the parameters</div></div>\n",
+      count_html(sparse), sl.size(), commas(pc.sparse_layer), pct(sparse.expected, pc.total));
+  h += fmt::format(
+      "<div class=\"card\"><div class=\"what\">non-layer (embed_tokens, lm_head, final norm)</div>"
+      "<div class=\"big\">{}</div><div class=\"what\">{} of the parameters</div></div>\n</div>\n",
+      count_html(outer), pct(outer.expected, pc.total));
 
   h += "<h2 id=\"treemap\">1. Parameter treemap</h2>\n";
-  h += fmt::format("<p>Area is parameter count: the whole is {} parameters; the {} Lightning layers, the {} sparse "
-                   "layers and the non-layer tensors are the three regions, each layer holds its tensors (norms of a "
-                   "few thousand parameters are specks). Hover a rectangle for its tensor, shape and count. Also as "
-                   "<a href=\"treemap.svg\">treemap.svg</a>.</p>\n",
-                   commas(pc.total), ll.size(), sl.size());
+  h += fmt::format(
+      "<p>Area is parameter count: the whole is {} parameters; the {} Lightning layers, the {} sparse "
+      "layers and the non-layer tensors are the three regions, each layer holds its tensors (norms of a "
+      "few thousand parameters are specks). Hover a rectangle for its tensor, shape and count. Also as "
+      "<a href=\"treemap.svg\">treemap.svg</a>.</p>\n",
+      commas(pc.total), ll.size(), sl.size());
   h += "<figure>\n" + tree_svg + legend(k.on()) + "</figure>\n";
 
   h += "<h2 id=\"flow\">2. Forward flow: parameters per step beside the reference code</h2>\n";
@@ -305,10 +340,11 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
   h += "<h2 id=\"vram\">4. VRAM per context length (one request)</h2>\n";
   if (!in.vram.empty()) {
     h += "<figure>\n" + vram_svg(in.vram) +
-         fmt::format("<figcaption>Peak memory from the memory model (weights, KV cache {} B/token, compressed keys "
-                     "K1+K2, GLA state {} B, prefill workspace), the data of this bundle's <code>{}.svg</code>; dashed: "
-                     "each card's memory.</figcaption></figure>\n",
-                     commas(kv_bytes_per_token(c)), commas(gla_state_bytes(c)), in.vram.front().stem);
+         fmt::format(
+             "<figcaption>Peak memory from the memory model (weights, KV cache {} B/token, compressed keys "
+             "K1+K2, GLA state {} B, prefill workspace), the data of this bundle's <code>{}.svg</code>; dashed: "
+             "each card's memory.</figcaption></figure>\n",
+             commas(kv_bytes_per_token(c)), commas(gla_state_bytes(c)), in.vram.front().stem);
   } else {
     h += "<p>No VRAM sweep was given.</p>\n";
   }
@@ -327,16 +363,19 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
     out.compared = k.compared;
     std::string banner;
     if (out.mismatches.empty()) {
-      banner = fmt::format("<div class=\"banner ok\">Checked against the safetensors headers of <code>{}</code>: {} "
-                           "tensors, {} counts compared, all equal.</div>\n",
-                           xml_escape(k.checkpoint), k.actual.size(), k.compared);
+      banner = fmt::format(
+          "<div class=\"banner ok\">Checked against the safetensors headers of <code>{}</code>: {} "
+          "tensors, {} counts compared, all equal.</div>\n",
+          xml_escape(k.checkpoint), k.actual.size(), k.compared);
     } else {
-      banner = fmt::format("<div class=\"banner bad\">Checked against the safetensors headers of <code>{}</code>: {} "
-                           "tensors; {} tensor problem(s) and {} of {} counts disagree (in red below).<ul>\n",
-                           xml_escape(k.checkpoint), k.actual.size(), k.issues.size(), k.failed.size(), k.compared);
+      banner = fmt::format(
+          "<div class=\"banner bad\">Checked against the safetensors headers of <code>{}</code>: {} "
+          "tensors; {} tensor problem(s) and {} of {} counts disagree (in red below).<ul>\n",
+          xml_escape(k.checkpoint), k.actual.size(), k.issues.size(), k.failed.size(), k.compared);
       const size_t shown = std::min<size_t>(out.mismatches.size(), 20);
       for (size_t i = 0; i < shown; ++i) banner += "<li>" + xml_escape(out.mismatches[i]) + "</li>\n";
-      if (shown < out.mismatches.size()) banner += fmt::format("<li>... and {} more</li>\n", out.mismatches.size() - shown);
+      if (shown < out.mismatches.size())
+        banner += fmt::format("<li>... and {} more</li>\n", out.mismatches.size() - shown);
       banner += "</ul></div>\n";
     }
     h.replace(h.find("<!--CHECK-->"), 12, banner);

@@ -4,31 +4,33 @@
 #include <cctype>
 
 #include "model/error.hpp"
+#include "model/json_field.hpp"
 #include "model/limits.hpp"
 
 namespace salasim::reports {
 
 int64_t parse_context(const std::string& entry, const std::string& what) {
-  const std::string expected = fmt::format(
-      "a positive token count such as 4096, 64K (x1024) or 1M (x1048576), at most {}M", kMaxContext >> 20);
-  std::string s;
-  for (char ch : entry)
-    if (!std::isspace(static_cast<unsigned char>(ch))) s.push_back(ch);
-  if (s.empty()) fail("{}: empty entry; expected {}", what, expected);
+  const std::string expected =
+      fmt::format("a positive token count such as 4096, 64K (x1024) or 1M (x1048576), at most {}M", kMaxContext >> 20);
+  auto bad = [&] { fail("{}: '{}' is not a context length; expected {}", what, excerpt(entry), expected); };
+  // Spaces around an entry are allowed ("64K, 1M"); inside one, a sign, a fraction, an exponent or any other
+  // character is not: only decimal digits and one K or M at the end.
+  const size_t b = entry.find_first_not_of(" \t");
+  if (b == std::string::npos) fail("{}: empty entry; expected {}", what, expected);
+  std::string s = entry.substr(b, entry.find_last_not_of(" \t") - b + 1);
   int64_t mult = 1;
-  char last = char(std::toupper(static_cast<unsigned char>(s.back())));
+  const char last = char(std::toupper(static_cast<unsigned char>(s.back())));
   if (last == 'K' || last == 'M') {
     mult = last == 'K' ? 1024 : 1048576;
     s.pop_back();
   }
-  if (s.empty() || s.size() > 12) fail("{}: '{}' is not a context length; expected {}", what, entry, expected);
+  if (s.empty() || s.size() > 12) bad();  // 12 digits: past kMaxContext already, and no overflow below
   int64_t v = 0;
   for (char ch : s) {
-    if (!std::isdigit(static_cast<unsigned char>(ch)))
-      fail("{}: '{}' is not a context length; expected {}", what, entry, expected);
+    if (ch < '0' || ch > '9') bad();
     v = v * 10 + (ch - '0');
   }
-  if (v <= 0 || v > kMaxContext / mult) fail("{}: '{}' is not a context length; expected {}", what, entry, expected);
+  if (v <= 0 || v > kMaxContext / mult) bad();
   return v * mult;
 }
 

@@ -35,6 +35,12 @@ static DenseConfig dense_from_json(const json& j, const std::string& source) {
   if (d.has("hidden_act") && d.string("hidden_act") != "silu") d.bad("hidden_act", "\"silu\"");
   if (d.has("use_sliding_window") && d.boolean("use_sliding_window"))
     d.bad("use_sliding_window", "false (the model counts full causal attention in every layer)");
+  // The floating fields are not used by the memory and latency models, but a config that holds them holds them in
+  // the ranges a SALA config must (model/limits.hpp): a finite but absurd value means the wrong file.
+  if (d.has("rms_norm_eps")) d.number("rms_norm_eps", kRmsNormEps);
+  if (d.has("rope_theta")) d.number("rope_theta", kRopeTheta);
+  if (d.has("initializer_range")) d.number("initializer_range", kInitializerRange);
+  if (d.has("attention_dropout")) d.number("attention_dropout", kAttentionDropout);
   // Every tensor and the parameter total in 64 bits (the ranges keep them there; this says so, naming the tensor).
   int64_t total = 0;
   for (const TensorSpec& t : dense_inventory(c))

@@ -19,6 +19,14 @@ std::string measured_path(const std::string& hw_name) { return data_path("report
 
 namespace {
 
+// A phase of a run: 0 (none of that class), or a time of at least kMeasuredTime's nanosecond. A positive time below
+// it is not a measurement, and would make the fit's sums underflow to 0 (an infinite efficiency factor).
+double measured_part(const JsonDoc& p, const char* key) {
+  const double v = p.number(key, kMeasuredPart);
+  if (v != 0 && !kMeasuredTime.contains(v)) p.bad(key, fmt::format("0 or {}", kMeasuredTime.text()));
+  return v;
+}
+
 MeasuredRun parse_run(const json& j, const std::string& where) {
   if (!j.is_object()) fail("{}: expected an object, got {}", where, json_type_name(j));
   JsonDoc d{j, where, ""};
@@ -29,13 +37,10 @@ MeasuredRun parse_run(const json& j, const std::string& where) {
   r.config = d.string("config");
   r.context = d.integer("context", 1, kMaxContext);
   r.decode_tokens = d.integer("decode_tokens", 0, kMaxDecodeTokens);
-  r.ttft_s = d.number("ttft_s");
-  if (!(r.ttft_s > 0)) d.bad("ttft_s", "a positive number of seconds");
-  if (r.decode_tokens > 0) {
-    r.decode_ms_per_token = d.number("decode_ms_per_token");
-    if (!(*r.decode_ms_per_token > 0)) d.bad("decode_ms_per_token", "a positive number (decode_tokens > 0)");
-  }
-  r.peak_vram_bytes = d.integer("peak_vram_bytes", 0);
+  // Times within kMeasuredTime / kMeasuredPart (model/limits.hpp): a fit over 1e308 s would not stay finite.
+  r.ttft_s = d.number("ttft_s", kMeasuredTime);
+  if (r.decode_tokens > 0) r.decode_ms_per_token = d.number("decode_ms_per_token", kMeasuredTime);
+  r.peak_vram_bytes = d.integer("peak_vram_bytes", 0, kMaxHwMemoryBytes);
   r.planner_peak_bytes = d.integer("planner_peak_bytes", 0);
   if (d.has("weights")) r.weights = d.string("weights");
   if (d.has("chunk")) r.chunk = d.integer("chunk", 1, kMaxChunk);
@@ -47,8 +52,7 @@ MeasuredRun parse_run(const json& j, const std::string& where) {
     std::array<double, kOpClasses> s{};
     for (int c = 0; c < kOpClasses; ++c) {
       const std::string key = std::string(op_class_name(op_class(c))) + "_s";
-      s[c] = p.number(key.c_str());
-      if (s[c] < 0) p.bad(key.c_str(), "a number of seconds >= 0");
+      s[c] = measured_part(p, key.c_str());
     }
     r.phases = s;
   }
@@ -58,15 +62,15 @@ MeasuredRun parse_run(const json& j, const std::string& where) {
     double sum = 0;
     for (int c = 0; c < kOpClasses; ++c) {
       const std::string key = std::string(op_class_name(op_class(c))) + "_ms";
-      s[c] = p.number(key.c_str());
-      if (s[c] < 0) p.bad(key.c_str(), "a number of milliseconds >= 0");
+      s[c] = measured_part(p, key.c_str());
       sum += s[c];
     }
-    r.decode_profiled_total_ms = p.number("total_ms");
+    r.decode_profiled_total_ms = measured_part(p, "total_ms");
     // `salasim run` with fewer than 4 decode steps profiled none and wrote zeros: not a split, and not an error.
     if (sum == 0 && r.decode_profiled_total_ms == 0) return r;
     // The classes must add up to the total (as `salasim run` writes them), else the split means nothing.
-    if (!(r.decode_profiled_total_ms > 0) || std::abs(sum - r.decode_profiled_total_ms) > 1e-6 * r.decode_profiled_total_ms + 1e-9)
+    if (!(r.decode_profiled_total_ms > 0) ||
+        std::abs(sum - r.decode_profiled_total_ms) > 1e-6 * r.decode_profiled_total_ms + 1e-9)
       p.bad("total_ms", fmt::format("a positive number equal to the sum of the classes ({})", sum));
     r.decode_phases_ms = s;
   }
@@ -94,8 +98,9 @@ void load_file(const std::string& path, std::vector<MeasuredRun>& runs) {
 std::vector<MeasuredRun> load_measured(const std::string& path) {
   namespace fs = std::filesystem;
   std::vector<MeasuredRun> runs;
-  if (!fs::exists(path)) return runs;
-  if (!fs::is_directory(path)) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return runs;
+  if (!fs::is_directory(path, ec)) {
     load_file(path, runs);
     return runs;
   }

@@ -18,7 +18,7 @@ const char* weight_format_name(WeightFormat f) { return f == WeightFormat::Bf16 
 WeightFormat parse_weight_format(const std::string& s, const std::string& what) {
   if (s == "bf16") return WeightFormat::Bf16;
   if (s == "w4a16" || s == "gptq") return WeightFormat::W4A16;
-  fail("{}: '{}' is not a weight format; expected bf16 or w4a16 (GPTQ 4-bit, group 128)", what, s);
+  fail("{}: '{}' is not a weight format; expected bf16 or w4a16 (GPTQ 4-bit, group 128)", what, excerpt(s));
 }
 
 std::vector<WeightFormat> parse_weight_formats(const std::string& list, const std::string& what) {
@@ -44,7 +44,8 @@ std::vector<GemmGroup> gemm_groups(ModelKind kind, const std::vector<TensorSpec>
   for (const TensorSpec& t : inv) {
     const char* op = gemm_op(kind, t.component);
     if (!op || t.shape.size() != 2) continue;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const GemmGroup& g) { return std::string_view(g.op) == op; });
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const GemmGroup& g) { return std::string_view(g.op) == op; });
     if (it == groups.end()) {
       groups.push_back(GemmGroup{op, t.component == Component::LmHead});
       it = groups.end() - 1;

@@ -33,8 +33,8 @@ PaperData load_paper(const std::string& path) {
     pt.context = parse_context(r.string("context"), where + ": field 'context'");
     pt.oom = r.has("oom") && r.boolean("oom");
     if (!pt.oom) {
-      pt.ttft_s = r.number("ttft_s");
-      pt.e2e_s = r.number("e2e_s");
+      pt.ttft_s = r.number("ttft_s", kMeasuredTime);
+      pt.e2e_s = r.number("e2e_s", kMeasuredTime);
     }
     p.points.push_back(pt);
   }

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 
 namespace salasim::reports {
 
@@ -49,17 +50,23 @@ std::string png_terminal() {
   return "";
 }
 
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  if (!out) fail("{}: cannot write file", p.string());
-  out << text;
+void write_file(const std::filesystem::path& p, const std::string& text) { write_file_atomic(p.string(), text, true); }
+
+// gnuplot reports a failed write of its output on stderr and may still exit 0: every file it should have written
+// must be there and not empty.
+void check_rendered(const std::string& dir, const std::string& file, const std::string& log) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::path(dir) / file;
+  if (!std::filesystem::is_regular_file(p, ec) || std::filesystem::file_size(p, ec) == 0 || ec)
+    fail("{}: gnuplot did not write it (a full disk?){}{}", p.string(), log.empty() ? "" : ": ", log.substr(0, 400));
 }
 
 std::string script(const Plot& p, const std::string& png) {
-  std::string s = fmt::format("# {}: rendered by `salasim report`; rerun with `gnuplot {}.gp` in this folder.\n",
-                              p.title, p.stem);
-  s += fmt::format("set datafile missing 'NaN'\nset logscale {}\nset grid xtics ytics mytics\nset key bottom right box opaque\n",
-                   p.log_y ? "xy" : "x");
+  std::string s =
+      fmt::format("# {}: rendered by `salasim report`; rerun with `gnuplot {}.gp` in this folder.\n", p.title, p.stem);
+  s += fmt::format(
+      "set datafile missing 'NaN'\nset logscale {}\nset grid xtics ytics mytics\nset key bottom right box opaque\n",
+      p.log_y ? "xy" : "x");
   if (p.yrange) s += fmt::format("set yrange [{}:{}]\n", p.yrange->first, p.yrange->second);
   s += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\n", gp_string(p.title), gp_string(p.xlabel),
                    gp_string(p.ylabel));
@@ -81,9 +88,10 @@ std::string script(const Plot& p, const std::string& png) {
   if (p.hline)
     plot += fmt::format("{}{} with lines dt 2 lw 2 lc rgb 'red' title {}", sep, *p.hline, gp_string(p.hline_title));
   plot += "\n";
-  s += fmt::format("set terminal svg size 900,560 dynamic font 'Helvetica,13' background rgb 'white'\n"
-                   "set output '{}.svg'\n{}",
-                   p.stem, plot);
+  s += fmt::format(
+      "set terminal svg size 900,560 dynamic font 'Helvetica,13' background rgb 'white'\n"
+      "set output '{}.svg'\n{}",
+      p.stem, plot);
   if (!png.empty()) s += fmt::format("set terminal {} size 1000,620\nset output '{}.png'\nreplot\n", png, p.stem);
   return s;
 }
@@ -122,8 +130,9 @@ PlotOutcome render_plots(const std::string& dir, const std::vector<Plot>& plots)
     out.files.push_back(p.stem + ".gp");
   }
   if (!have) {
-    out.note = "plots skipped: gnuplot is not installed (apt-get install gnuplot-nox); the .gp scripts and .dat "
-               "files are in the bundle";
+    out.note =
+        "plots skipped: gnuplot is not installed (apt-get install gnuplot-nox); the .gp scripts and .dat "
+        "files are in the bundle";
     return out;
   }
   out.rendered = true;
@@ -131,9 +140,10 @@ PlotOutcome render_plots(const std::string& dir, const std::vector<Plot>& plots)
     int status = 0;
     const std::string log =
         run_capture(fmt::format("cd {} && gnuplot {}.gp 2>&1", shell_quote(dir), shell_quote(p.stem)), &status);
-    if (status != 0) fail("gnuplot failed on {}/{}.gp: {}", dir, p.stem, log);
+    if (status != 0) fail("gnuplot failed on {}/{}.gp: {}", dir, p.stem, log.substr(0, 400));
     out.files.push_back(p.stem + ".svg");
-    if (!png.empty()) out.files.push_back(p.stem + ".png");
+    check_rendered(dir, p.stem + ".svg", log);
+    if (!png.empty()) out.files.push_back(p.stem + ".png"), check_rendered(dir, p.stem + ".png", log);
   }
   out.note = png.empty() ? "plots rendered as SVG (this gnuplot has no PNG terminal)"
                          : fmt::format("plots rendered as SVG and PNG (gnuplot terminal {})", png);
@@ -145,10 +155,11 @@ PlotOutcome render_script(const std::string& dir, const std::string& stem, const
   PlotOutcome out;
   const bool have = gnuplot_available();
   const std::string png = have ? png_terminal() : "";
-  std::string s = fmt::format("# rendered by salasim; rerun with `gnuplot {}.gp` in this folder.\n"
-                              "set terminal svg size 900,560 dynamic font 'Helvetica,13' background rgb 'white'\n"
-                              "set output '{}.svg'\n{}",
-                              stem, stem, commands);
+  std::string s = fmt::format(
+      "# rendered by salasim; rerun with `gnuplot {}.gp` in this folder.\n"
+      "set terminal svg size 900,560 dynamic font 'Helvetica,13' background rgb 'white'\n"
+      "set output '{}.svg'\n{}",
+      stem, stem, commands);
   if (!png.empty()) s += fmt::format("set terminal {} size 1000,620\nset output '{}.png'\nreplot\n", png, stem);
   write_file(std::filesystem::path(dir) / (stem + ".dat"), data);
   write_file(std::filesystem::path(dir) / (stem + ".gp"), s);
@@ -158,11 +169,13 @@ PlotOutcome render_script(const std::string& dir, const std::string& stem, const
     return out;
   }
   int status = 0;
-  const std::string log = run_capture(fmt::format("cd {} && gnuplot {}.gp 2>&1", shell_quote(dir), shell_quote(stem)), &status);
-  if (status != 0) fail("gnuplot failed on {}/{}.gp: {}", dir, stem, log);
+  const std::string log =
+      run_capture(fmt::format("cd {} && gnuplot {}.gp 2>&1", shell_quote(dir), shell_quote(stem)), &status);
+  if (status != 0) fail("gnuplot failed on {}/{}.gp: {}", dir, stem, log.substr(0, 400));
   out.rendered = true;
   out.files.push_back(stem + ".svg");
-  if (!png.empty()) out.files.push_back(stem + ".png");
+  check_rendered(dir, stem + ".svg", log);
+  if (!png.empty()) out.files.push_back(stem + ".png"), check_rendered(dir, stem + ".png", log);
   return out;
 }
 

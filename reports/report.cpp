@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 #include "reports/architecture.hpp"
 #include "reports/calibrate.hpp"
 #include "reports/latency.hpp"
@@ -30,9 +31,7 @@ struct Bundle {
   std::filesystem::path dir;
   std::vector<std::string> files;
   void write(const std::string& name, const std::string& text) {
-    std::ofstream out(dir / name, std::ios::binary);
-    if (!out) fail("{}: cannot write file", (dir / name).string());
-    out << text;
+    write_file_atomic((dir / name).string(), text, true);  // checked: a full disk is an error, not a 0-byte file
     files.push_back(name);
   }
 };
@@ -87,18 +86,21 @@ Plot vram_plot(const Sweep& s) {
 Plot ttft_plot(const Sweep& s, const Card& card, const PaperData& paper) {
   Plot p;
   p.stem = "ttft_" + s.hw.name;
-  p.title = fmt::format("TTFT vs context, {} ({})", s.hw.name,
-                        card.fit.calibrated() ? "calibrated" : "uncalibrated floor");
+  p.title =
+      fmt::format("TTFT vs context, {} ({})", s.hw.name, card.fit.calibrated() ? "calibrated" : "uncalibrated floor");
   p.xlabel = "context (tokens)";
   p.ylabel = "time to first token (s)";
   p.xtics = context_tics(s.contexts);
   for (size_t mi = 0; mi < s.models.size(); ++mi) {
     const Model& m = s.models[mi];
-    PlotSeries ser{label(m, WeightFormat::Bf16) + " predicted (OOM points left out)", {}, true,
+    PlotSeries ser{label(m, WeightFormat::Bf16) + " predicted (OOM points left out)",
+                   {},
+                   true,
                    color(mi, WeightFormat::Bf16)};
     for (int64_t ctx : s.contexts) {
       const bool ok = fits(memory_breakdown(m, WeightFormat::Bf16, ctx, s.ws), s.hw);
-      const double t = ok ? predict_latency(m, WeightFormat::Bf16, s.hw, card.fit.eff, ctx, 1, s.ws.chunk).ttft_s : kNaN;
+      const double t =
+          ok ? predict_latency(m, WeightFormat::Bf16, s.hw, card.fit.eff, ctx, 1, s.ws.chunk).ttft_s : kNaN;
       ser.points.push_back({double(ctx), t});
     }
     p.series.push_back(ser);
@@ -129,13 +131,15 @@ std::string architecture_section(Bundle& b, const std::vector<Model>& models, co
   auto sala = std::find_if(models.begin(), models.end(), [](const Model& m) { return m.kind == ModelKind::Sala; });
   if (sala == models.end()) {
     out.architecture_note = "architecture page skipped: no MiniCPM-SALA config among --config";
-    if (!o.checkpoint.empty()) fail("--checkpoint {}: the architecture page needs a MiniCPM-SALA --config", o.checkpoint);
+    if (!o.checkpoint.empty())
+      fail("--checkpoint {}: the architecture page needs a MiniCPM-SALA --config", o.checkpoint);
     return "";
   }
   ArchitectureInput in;
   in.model = &*sala;
   in.checkpoint = o.checkpoint;
-  in.command = fmt::format("salasim report --out {}{}", o.out, o.checkpoint.empty() ? "" : " --checkpoint " + o.checkpoint);
+  in.command =
+      fmt::format("salasim report --out {}{}", o.out, o.checkpoint.empty() ? "" : " --checkpoint " + o.checkpoint);
   for (const Card& c : cards) in.vram.push_back(vram_plot(sweep_for(models, c, o)));
   const ArchitectureOutcome a = write_architecture(b.dir.string(), in);
   b.files.insert(b.files.end(), a.files.begin(), a.files.end());
@@ -147,13 +151,15 @@ std::string architecture_section(Bundle& b, const std::vector<Model>& models, co
           : fmt::format("architecture.html: checkpoint {} DISAGREES: {} problem(s), first: {}", o.checkpoint,
                         a.mismatches.size(), a.mismatches.front());
   if (!a.unresolved.empty())
-    out.architecture_note += fmt::format("; {} source line(s) not found, first: {}", a.unresolved.size(), a.unresolved.front());
+    out.architecture_note +=
+        fmt::format("; {} source line(s) not found, first: {}", a.unresolved.size(), a.unresolved.front());
   std::string md = fmt::format("## Architecture of `{}`\n\n", sala->name);
-  md += fmt::format("[architecture.html](architecture.html) (one self-contained page: open it in a browser): the "
-                    "parameter treemap ([treemap.svg](treemap.svg)), the forward flow of one Lightning and one sparse "
-                    "layer with parameters per step and the reference source lines ([flow.svg](flow.svg)), the "
-                    "layer-by-layer comparison and the VRAM chart. {}.\n\n",
-                    out.architecture_note);
+  md += fmt::format(
+      "[architecture.html](architecture.html) (one self-contained page: open it in a browser): the "
+      "parameter treemap ([treemap.svg](treemap.svg)), the forward flow of one Lightning and one sparse "
+      "layer with parameters per step and the reference source lines ([flow.svg](flow.svg)), the "
+      "layer-by-layer comparison and the VRAM chart. {}.\n\n",
+      out.architecture_note);
   return md;
 }
 
@@ -181,21 +187,23 @@ ReportOutcome write_report(const ReportOptions& o) {
   const PaperData paper = load_paper(paper_file());
 
   Bundle b;
-  b.dir = o.out;
+  b.dir = o.dir.empty() ? o.out : o.dir;
   std::filesystem::create_directories(b.dir);
   ReportOutcome out;
 
   std::string md = "# MiniCPM-SALA: VRAM and latency across context lengths\n\n";
-  md += fmt::format("Written by `salasim report --out {}` from the analytic models in `reports/`. Configs: {}. "
-                    "Prefill in chunks of {} tokens; E2E = TTFT + {} generated tokens (the paper's 1K). Times are "
-                    "roofline floors divided by efficiency factors; GiB = 2^30 B. Every table row ends with the "
-                    "command that reproduces it.\n\n",
-                    o.out, [&] {
-                      std::string s;
-                      for (const Model& m : models) s += (s.empty() ? "" : ", ") + code(source_relative(m.path));
-                      return s;
-                    }(),
-                    o.ws.chunk, o.decode_tokens);
+  md += fmt::format(
+      "Written by `salasim report --out {}` from the analytic models in `reports/`. Configs: {}. "
+      "Prefill in chunks of {} tokens; E2E = TTFT + {} generated tokens (the paper's 1K). Times are "
+      "roofline floors divided by efficiency factors; GiB = 2^30 B. Every table row ends with the "
+      "command that reproduces it.\n\n",
+      o.out,
+      [&] {
+        std::string s;
+        for (const Model& m : models) s += (s.empty() ? "" : ", ") + code(source_relative(m.path));
+        return s;
+      }(),
+      o.ws.chunk, o.decode_tokens);
   md += "**Calibration.**\n\n";
   for (const Card& c : cards) {
     const std::string line = fmt::format("{}: {}", c.hw.name, c.fit.summary(c.hw.efficiency));
@@ -209,14 +217,16 @@ ReportOutcome write_report(const ReportOptions& o) {
   for (const Card& c : cards)
     md += fmt::format("- **{}** ({}): {} *Uncertainty:* {}\n", c.hw.name, source_relative(c.hw.file), c.hw.source,
                       c.hw.uncertainty.empty() ? "none stated." : c.hw.uncertainty);
-  md += "\n## Memory model\n\nPeak = weights + KV cache + compressed keys K1/K2 + GLA state (all sized for the "
-        "full context) + the prefill workspace of the last chunk. W4A16 is GPTQ 4-bit with group-128 fp16 scales "
-        "and 4-bit zeros; embeddings, lm_head, norms, o_gate and z_proj stay bf16.\n\n";
+  md +=
+      "\n## Memory model\n\nPeak = weights + KV cache + compressed keys K1/K2 + GLA state (all sized for the "
+      "full context) + the prefill workspace of the last chunk. W4A16 is GPTQ 4-bit with group-128 fp16 scales "
+      "and 4-bit zeros; embeddings, lm_head, norms, o_gate and z_proj stay bf16.\n\n";
   md += section_table(b, "memory_facts.csv", facts_table(models, o));
   for (const Model& m : models) {
-    md += fmt::format("Prefill workspace of `{}` at {} (buffers of different phases are never live together; the "
-                      "peak is the `all` rows plus the largest phase):\n\n",
-                      m.name, context_label(o.contexts.back()));
+    md += fmt::format(
+        "Prefill workspace of `{}` at {} (buffers of different phases are never live together; the "
+        "peak is the `all` rows plus the largest phase):\n\n",
+        m.name, context_label(o.contexts.back()));
     md += section_table(b, fmt::format("workspace_{}.csv", m.name), workspace_table(m, o.contexts.back(), o));
   }
 
@@ -230,7 +240,8 @@ ReportOutcome write_report(const ReportOptions& o) {
   for (const Card& c : cards) {
     const Sweep s = sweep_for(models, c, o);
     per_card += fmt::format("## {}: {}\n\n", c.hw.name, c.hw.gpu);
-    per_card += fmt::format("### Peak VRAM (card: {} GiB; **OOM** where the peak exceeds it)\n\n", gib(c.hw.memory_bytes));
+    per_card +=
+        fmt::format("### Peak VRAM (card: {} GiB; **OOM** where the peak exceeds it)\n\n", gib(c.hw.memory_bytes));
     per_card += section_table(b, fmt::format("vram_{}.csv", c.hw.name), vram_table(s));
     plots.push_back(vram_plot(s));
     per_card += image("peak VRAM vs context on " + c.hw.name, "vram_" + c.hw.name);
@@ -245,9 +256,10 @@ ReportOutcome write_report(const ReportOptions& o) {
     }
     per_card += "### Measured runs\n\n";
     if (c.runs.empty())
-      per_card += fmt::format("No measured runs for {} yet ({} is empty or missing): the tables above are "
-                              "predictions only.\n\n",
-                              c.hw.name, source_relative(measured_path(c.hw.name)));
+      per_card += fmt::format(
+          "No measured runs for {} yet ({} is empty or missing): the tables above are "
+          "predictions only.\n\n",
+          c.hw.name, source_relative(measured_path(c.hw.name)));
     else
       per_card += section_table(b, fmt::format("measured_{}.csv", c.hw.name), measured_table(c.runs, c.hw, c.fit.eff));
   }
@@ -258,13 +270,14 @@ ReportOutcome write_report(const ReportOptions& o) {
   md += section_table(b, fmt::format("breakdown_{}.csv", first.hw.name),
                       breakdown_table(sweep_for(models, first, o, {WeightFormat::Bf16})));
   md += "## Efficiency factors\n\n";
-  md += "Fitted by least squares on the times (each run weighs by its duration) from the runs in "
-        "`reports/measured/<profile>/` (one `salasim run --json-out` record each): per op "
-        "class from phase times when runs have them, else one common prefill factor from TTFT totals (GEMM, GLA and "
-        "elementwise times all grow linearly with context, so totals cannot separate them); decode per op class from "
-        "the runs' profiled decode split where they have one (the \"from\" column lists those factors), else one "
-        "factor from ms/token (the \"decode\" column, which then serves every class). Without runs the factors stay "
-        "at the profile's values (1.0: the roofline floor).\n\n";
+  md +=
+      "Fitted by least squares on the times (each run weighs by its duration) from the runs in "
+      "`reports/measured/<profile>/` (one `salasim run --json-out` record each): per op "
+      "class from phase times when runs have them, else one common prefill factor from TTFT totals (GEMM, GLA and "
+      "elementwise times all grow linearly with context, so totals cannot separate them); decode per op class from "
+      "the runs' profiled decode split where they have one (the \"from\" column lists those factors), else one "
+      "factor from ms/token (the \"decode\" column, which then serves every class). Without runs the factors stay "
+      "at the profile's values (1.0: the roofline floor).\n\n";
   md += section_table(b, "efficiency.csv", efficiency_table(cards));
 
   const PlotOutcome po = render_plots(b.dir.string(), plots);

@@ -11,7 +11,8 @@
 namespace salasim::reports {
 
 struct ReportOptions {
-  std::string out = "build/report";
+  std::string out = "build/report";  // the bundle's name, as the pages cite it
+  std::string dir;                   // where the files are written (an OutputFolder's temporary); empty: out
   std::vector<std::string> configs{"scenarios/models/minicpm-sala-9b.json", "scenarios/models/qwen3-8b.json"};
   std::vector<std::string> hw{"h200", "a6000d", "rtx5090"};
   std::vector<int64_t> contexts = default_contexts();
@@ -21,11 +22,11 @@ struct ReportOptions {
 };
 
 struct ReportOutcome {
-  std::vector<std::string> files;         // written, relative to the bundle folder
-  std::string plots_note;                 // rendered, or skipped and why
-  std::vector<std::string> calibration;   // one line per hardware profile
-  std::string architecture_note;          // what the architecture page is and what its checkpoint check found
-  std::vector<std::string> mismatches;    // the checkpoint disagrees with these counts (exit 1 when any)
+  std::vector<std::string> files;        // written, relative to the bundle folder
+  std::string plots_note;                // rendered, or skipped and why
+  std::vector<std::string> calibration;  // one line per hardware profile
+  std::string architecture_note;         // what the architecture page is and what its checkpoint check found
+  std::vector<std::string> mismatches;   // the checkpoint disagrees with these counts (exit 1 when any)
 };
 
 ReportOutcome write_report(const ReportOptions& o);

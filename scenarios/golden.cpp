@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <sstream>
 
@@ -54,13 +55,12 @@ std::vector<int64_t> parse_ints(const std::string& s, const std::string& path, c
   std::stringstream ss(s);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    try {
-      size_t used = 0;
-      out.push_back(std::stoll(item, &used));
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
-      fail("{}: file attribute '{}' is '{}', expected comma-separated integers", path, attr, s);
-    }
+    // Decimal digits with an optional '-' only: stoll would also take spaces and a '+'.
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size())
+      fail("{}: file attribute '{}' is '{}', expected comma-separated integers", path, attr, excerpt(s));
+    out.push_back(v);
   }
   return out;
 }
@@ -87,11 +87,13 @@ TapShapes parse_manifest(const std::string& text, const std::string& path) {
   TapShapes m;
   for (const auto& [name, shape] : j.items()) {
     if (!shape.is_array())
-      fail("{}: tap '{}' has {}, expected a shape (an array of integers)", where, name, json_type_name(shape));
+      fail("{}: tap '{}' has {}, expected a shape (an array of integers)", where, excerpt(name), json_type_name(shape));
     std::vector<int64_t>& dims = m[name];
     for (const json& d : shape) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 0)
-        fail("{}: tap '{}' has shape {}, expected non-negative integers", where, name, shape.dump());
+      // Past INT64_MAX the parser holds an integer unsigned, and get<int64_t>() would wrap it.
+      if (!d.is_number_integer() || (d.is_number_unsigned() && d.get<uint64_t>() > uint64_t(INT64_MAX)) ||
+          d.get<int64_t>() < 0)
+        fail("{}: tap '{}' has shape {}, expected non-negative integers", where, excerpt(name), excerpt(shape));
       dims.push_back(d.get<int64_t>());
     }
   }
@@ -123,8 +125,9 @@ std::vector<int64_t> golden_rows(const Scenario& s) {
   const int64_t n = int64_t(s.prompt.size());
   const int64_t piece = s.prefill_chunk > 0 ? s.prefill_chunk : n;
   const int64_t first_choice = int64_t(s.cfg.sparse.k_sel()) * s.cfg.sparse.block_size;  // qb >= K_sel
-  std::set<int64_t> rows = {0, int64_t(s.cfg.sparse.block_size), first_choice, s.cfg.sparse.dense_len - 1,
-                            s.cfg.sparse.dense_len, n - 2, n - 1};
+  std::set<int64_t> rows =
+      {0,    int64_t(s.cfg.sparse.block_size), first_choice, s.cfg.sparse.dense_len - 1, s.cfg.sparse.dense_len, n - 2,
+       n - 1};
   for (int64_t b = piece; b < n; b += piece) rows.insert({b - 1, b});
   std::vector<int64_t> out;
   for (int64_t r : rows)
@@ -166,8 +169,7 @@ TapSetDiff diff_tap_sets(const TapShapes& want, const TapShapes& have) {
   TapSetDiff d;
   for (const auto& [name, shape] : want) {
     auto it = have.find(name);
-    if (it == have.end())
-      d.missing.push_back(name);
+    if (it == have.end()) d.missing.push_back(name);
     else if (it->second != shape)
       d.reshaped.push_back(
           fmt::format("{}: [{}], expected [{}]", name, fmt::join(it->second, ","), fmt::join(shape, ",")));
@@ -177,7 +179,7 @@ TapSetDiff diff_tap_sets(const TapShapes& want, const TapShapes& have) {
   return d;
 }
 
-void write_golden(const std::string& path, const Golden& g) {
+void write_golden(const std::string& path, const Golden& g, bool replace) {
   DumpInfo info;
   info.scenario = g.meta.scenario;
   info.git_revision = g.meta.git_revision;
@@ -191,7 +193,7 @@ void write_golden(const std::string& path, const Golden& g) {
                 {"golden_prefill_rows", join_ints(g.meta.rows)},
                 {"golden_taps", manifest_json(g.meta.manifest)},
                 {"golden_manifest_source", g.meta.manifest_source}};
-  write_taps(path, g.taps, info, FloatStorage::Float32, /*compress=*/true);
+  write_taps(path, g.taps, info, FloatStorage::Float32, /*compress=*/true, replace);
 }
 
 Golden read_golden(const std::string& path) {
@@ -199,13 +201,15 @@ Golden read_golden(const std::string& path) {
   auto attr = [&](const char* k) -> const std::string& {
     auto it = d.info.extra.find(k);
     if (it == d.info.extra.end())
-      fail("{}: file attribute '{}' is missing: a tap dump, but not a golden (salasim golden record writes them)", path, k);
+      fail("{}: file attribute '{}' is missing: a tap dump, but not a golden (salasim golden record writes them)", path,
+           k);
     return it->second;
   };
   if (attr("golden_format") != kGoldenFormat)
-    fail("{}: file attribute 'golden_format' is '{}', this build reads format {} (format 2 added the tap manifest "
-         "golden_taps): re-record the golden on a GPU machine with this build",
-         path, attr("golden_format"), kGoldenFormat);
+    fail(
+        "{}: file attribute 'golden_format' is '{}', this build reads format {} (format 2 added the tap manifest "
+        "golden_taps): re-record the golden on a GPU machine with this build",
+        path, excerpt(attr("golden_format")), kGoldenFormat);
   Golden g;
   g.meta.scenario = d.info.scenario;
   g.meta.git_revision = d.info.git_revision;
@@ -242,7 +246,7 @@ Golden make_golden(const Scenario& s, const std::string& scenario_path, const Ba
 }
 
 std::string rerecord_command(const std::string& scenario_path, const std::string& golden_path) {
-  return fmt::format("build/salasim golden record --scenario {} --out {}", scenario_path, golden_path);
+  return fmt::format("build/salasim golden record --scenario {} --out {} --force", scenario_path, golden_path);
 }
 
 GoldenTruth golden_truth(const Truth& truth, const Scenario& s) {
@@ -328,10 +332,10 @@ GoldenCheck check_golden(const Golden& g, const Scenario& s, const GoldenTruth& 
 std::string format_golden_check(const GoldenCheck& c, const Golden& g, const std::string& golden_path, bool all_rows) {
   const GoldenMeta& m = g.meta;
   const std::string by = backend_label(m.backend, m.device);
-  std::string out = fmt::format(
-      "golden {}: {} taps recorded by {} ({}, git {}), scenario {} ({}), prefill rows {}\n", golden_path,
-      g.taps.size(), by, m.created, m.git_revision.empty() ? "?" : m.git_revision, m.scenario, m.scenario_path,
-      fmt::join(m.rows, ","));
+  std::string out =
+      fmt::format("golden {}: {} taps recorded by {} ({}, git {}), scenario {} ({}), prefill rows {}\n", golden_path,
+                  g.taps.size(), by, m.created, m.git_revision.empty() ? "?" : m.git_revision, m.scenario,
+                  m.scenario_path, fmt::join(m.rows, ","));
   if (!c.scenario_ok)
     out += fmt::format("scenario: FAIL: the golden was recorded on scenario '{}', checked against '{}'\n", m.scenario,
                        c.scenario);
@@ -339,13 +343,15 @@ std::string format_golden_check(const GoldenCheck& c, const Golden& g, const std
     out += fmt::format("prefill rows: FAIL: the golden holds rows {}, scenario {} gives rows {} now\n",
                        fmt::join(m.rows, ","), c.scenario, fmt::join(c.rows, ","));
   if (c.stored.ok() && c.made.ok()) {
-    out += fmt::format("tap set: {} taps, names and shapes as the reference records them on {} now; the file holds "
-                       "exactly its manifest ({})\n",
-                       m.manifest.size(), c.scenario, m.manifest_source);
+    out += fmt::format(
+        "tap set: {} taps, names and shapes as the reference records them on {} now; the file holds "
+        "exactly its manifest ({})\n",
+        m.manifest.size(), c.scenario, m.manifest_source);
   } else {
-    out += fmt::format("tap set: FAIL: the reference records {} taps for this golden on {} now, its manifest lists {}, "
-                       "the file holds {} (manifest: {})\n",
-                       c.expected_taps, c.scenario, m.manifest.size(), g.taps.size(), m.manifest_source);
+    out += fmt::format(
+        "tap set: FAIL: the reference records {} taps for this golden on {} now, its manifest lists {}, "
+        "the file holds {} (manifest: {})\n",
+        c.expected_taps, c.scenario, m.manifest.size(), g.taps.size(), m.manifest_source);
     out += diff_lines(c.made, "the manifest lacks", "the manifest has, and the reference does not record,");
     out += diff_lines(c.stored, "the file lacks, of its own manifest,", "the file has, outside its manifest,");
   }

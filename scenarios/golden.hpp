@@ -56,10 +56,10 @@ struct GoldenMeta {
   std::string device;         // the GPU's name
   std::string gpu_hash;       // SourceHash::hex of the GPU path's inputs at recording (compare/source_hash.hpp)
   std::vector<std::string> gpu_files;  // SourceHash::files: each input with its own digest
-  std::vector<int64_t> rows;  // golden_rows() at recording
+  std::vector<int64_t> rows;           // golden_rows() at recording
   std::string git_revision;
-  std::string created;        // ISO 8601 UTC (filled in when written)
-  TapShapes manifest;         // the tap set the golden was made with (file attribute golden_taps)
+  std::string created;          // ISO 8601 UTC (filled in when written)
+  TapShapes manifest;           // the tap set the golden was made with (file attribute golden_taps)
   std::string manifest_source;  // how the manifest came to be: recorded with the taps, or a migration's note
 };
 
@@ -75,7 +75,8 @@ inline constexpr const char* kGoldenFormat = "2";
 // golden_gpu_source_files, golden_scenario_path, golden_prefill_rows, golden_taps (the manifest as JSON,
 // {"<tap name>": [shape], ...}) and golden_manifest_source beside the usual ones. The manifest written is
 // g.meta.manifest as it stands (make_golden fills it from the taps).
-void write_golden(const std::string& path, const Golden& g);
+// Written as every output is (model/output_file.hpp); replace = false refuses an existing `path`.
+void write_golden(const std::string& path, const Golden& g, bool replace = true);
 // Reads a golden; a tap dump without the golden attributes, of another golden_format, or with a manifest that is
 // not {"name": [int, ...]} is a salasim::Error naming the file and attribute.
 Golden read_golden(const std::string& path);
@@ -96,7 +97,7 @@ struct GoldenCheck {
   std::string recorded_hash;  // the golden's hash of the GPU path's inputs
   std::string current_hash;   // that hash now
   std::vector<std::string> changed_inputs;  // the inputs whose digest differs (names; empty for an old golden)
-  std::string rerecord;       // the command that re-records the golden on a GPU machine
+  std::string rerecord;                     // the command that re-records the golden on a GPU machine
   bool hash_ok() const { return recorded_hash == current_hash; }
   bool tap_set_ok() const { return scenario_ok && rows_ok && stored.ok() && made.ok(); }
   bool pass() const { return report.pass() && hash_ok() && tap_set_ok(); }

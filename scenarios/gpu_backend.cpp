@@ -5,6 +5,7 @@
 
 #include "gpu/runner.hpp"
 #include "scenarios/backend.hpp"
+#include "scenarios/no_gpu.hpp"
 
 namespace salasim {
 
@@ -38,7 +39,8 @@ struct GpuBackend : Backend {
     t0 = clock::now();
     for (int32_t t : s.decode_tokens) r.decode(t, taps, forced);
     if (!s.decode_tokens.empty())
-      out.times.push_back({"decode", int64_t(s.decode_tokens.size()), std::chrono::duration<double>(clock::now() - t0).count()});
+      out.times.push_back(
+          {"decode", int64_t(s.decode_tokens.size()), std::chrono::duration<double>(clock::now() - t0).count()});
     return out;
   }
 
@@ -91,7 +93,7 @@ struct GpuBackend : Backend {
 std::unique_ptr<Backend> make_gpu_backend(std::string* why) {
   std::string reason;
   if (!gpu::available(&reason)) {
-    if (why) *why = "no GPU: " + reason;
+    if (why) *why = "no GPU: " + plain_no_gpu_reason(reason);
     return nullptr;
   }
   auto b = std::make_unique<GpuBackend>();

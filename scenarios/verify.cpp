@@ -60,10 +60,10 @@ VerifyResult verify_backend(const Scenario& s, const Truth& truth, Backend& back
 }
 
 int dump_failures(const std::string& path, const CompareReport& report, const TapMap& ref, const TapMap& backend,
-                  const DumpInfo& info) {
+                  const DumpInfo& info, bool replace) {
   std::vector<FailureEntry> entries = failure_entries(report, ref, backend);
   add_failure_inputs(entries, ref, backend);
-  write_failures(path, entries, info);
+  write_failures(path, entries, info, replace);
   return int(entries.size());
 }
 
@@ -76,8 +76,8 @@ double run_tap_bytes(const Scenario& s) {
   double per_token = 5 * h + I;  // norms, residuals, MLP (every layer)
   double per_layer = 0;
   for (Mixer m : c.layers)
-    per_layer += m == Mixer::Sparse ? 4 * Q + 2 * KV + h + G * (nb + k)  // q, g, attn, gate; k, v; o; scores, blocks
-                                    : 9 * L + h;                         // q, k, v, z, rope q, k, gla, norm, gate; o
+    per_layer += m == Mixer::Sparse ? 4 * Q + 2 * KV + h + G * (nb + k)     // q, g, attn, gate; k, v; o; scores, blocks
+                                    : 9 * L + h;                            // q, k, v, z, rope q, k, gla, norm, gate; o
   per_token = double(c.num_hidden_layers) * per_token + per_layer + 2 * h;  // + embed, final norm
   return 8 * per_token * (T + s.decode_steps);
 }

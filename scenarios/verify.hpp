@@ -47,15 +47,16 @@ struct VerifyResult {
   BackendRun run;  // the backend's taps, timings and device
 };
 
-// Runs `backend` on `s`, teacher-forced with truth.ref's selections, recording `filter` (+ the selections), and compares its taps
-// with compare_taps(truth.ref, &truth.peer, backend).
+// Runs `backend` on `s`, teacher-forced with truth.ref's selections, recording `filter` (+ the selections), and
+// compares its taps with compare_taps(truth.ref, &truth.peer, backend).
 VerifyResult verify_backend(const Scenario& s, const Truth& truth, Backend& backend,
                             const TapFilter& filter = TapFilter::all());
 
 // Writes the failing taps of `report` to `path` (compare/hdf5_io.hpp's failure layout) with their op's inputs
-// from both sides (compare/failure_inputs.hpp). Returns the number of taps written.
+// from both sides (compare/failure_inputs.hpp). Returns the number of taps written. replace: as write_failures's
+// (false refuses an existing `path`).
 int dump_failures(const std::string& path, const CompareReport& report, const TapMap& ref, const TapMap& backend,
-                  const DumpInfo& info);
+                  const DumpInfo& info, bool replace = true);
 
 // Bytes one run's taps take when every tap is recorded (float64): per prompt token, each layer's per-token taps
 // (sparse layers' block scores grow with the prompt: [T, G, T/64]), plus the decode steps. verify with a separate

@@ -2,10 +2,10 @@
 #include "scenarios/ruler/generator.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "model/error.hpp"
 #include "model/inventory.hpp"
+#include "model/machine_memory.hpp"
 #include "reference/model.hpp"
 #include "reference/weights.hpp"
 
@@ -35,13 +35,12 @@ struct RefGenerator : Generator {
 
 }  // namespace
 
-std::unique_ptr<Generator> make_reference_generator(const ModelConfig& c, const WeightSource& w, const GeneratorOptions& o) {
-  const int64_t need = reference_bytes(c, o.max_context);
-  const int64_t have = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
-  if (need > have * 8 / 10)
-    fail("the float64 reference needs about {:.1f} GiB for {} tokens of {} but this machine has {:.1f} GiB (the "
-         "reference backend is for short lengths on small configs; use --backend gpu)",
-         double(need) / double(1ull << 30), o.max_context, c.source, double(have) / double(1ull << 30));
+std::unique_ptr<Generator> make_reference_generator(const ModelConfig& c, const WeightSource& w,
+                                                    const GeneratorOptions& o) {
+  // the machine's memory as this process may use it: physical, the cgroup's limit, the address-space limit
+  check_fits_in_memory(double(reference_bytes(c, o.max_context)),
+                       fmt::format("the float64 reference for {} tokens of {}", o.max_context, c.source),
+                       "the reference backend is for short lengths on small configs; use --backend gpu");
   auto g = std::make_unique<RefGenerator>();
   g->cfg = c;
   g->w = ref::load_ref_weights(c, w);

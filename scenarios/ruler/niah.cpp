@@ -34,7 +34,10 @@ const Task& task_named(const std::string& name) {
     if (t.name == name) return t;
     names += (names.empty() ? "" : ", ") + t.name;
   }
-  fail("unknown task '{}': expected one of {} (or all)", name, names);
+  std::string shown = name.size() > 60 ? name.substr(0, 57) + "..." : name;  // a hostile name can be megabytes
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  fail("unknown task '{}': expected one of {} (or all)", shown, names);
 }
 
 std::vector<Task> parse_tasks(const std::string& list) {
@@ -81,8 +84,10 @@ struct Rng {
 };
 
 Rng rng_for(uint64_t seed, const std::string& task, int64_t length, int64_t index, uint64_t stream) {
-  std::seed_seq ss{uint32_t(seed), uint32_t(seed >> 32), uint32_t(fnv1a(task)), uint32_t(fnv1a(task) >> 32),
-                   uint32_t(length), uint32_t(uint64_t(length) >> 32), uint32_t(index), uint32_t(stream)};
+  std::seed_seq ss{uint32_t(seed),        uint32_t(seed >> 32),
+                   uint32_t(fnv1a(task)), uint32_t(fnv1a(task) >> 32),
+                   uint32_t(length),      uint32_t(uint64_t(length) >> 32),
+                   uint32_t(index),       uint32_t(stream)};
   return Rng{std::mt19937_64(ss)};
 }
 
@@ -112,12 +117,12 @@ std::string needle_text(Kind value, const std::string& key, const std::string& v
 
 // What a sample is apart from its haystack size: drawn once, so every probe of the size search differs only in N.
 struct Draft {
-  std::vector<std::string> needles;      // in insertion order (after RULER's fixed-seed shuffle)
-  std::vector<std::string> needle_value; // value each needle carries
-  std::vector<double> where;             // per needle: essay depth percent, or a uniform fraction for the others
+  std::vector<std::string> needles;       // in insertion order (after RULER's fixed-seed shuffle)
+  std::vector<std::string> needle_value;  // value each needle carries
+  std::vector<double> where;              // per needle: essay depth percent, or a uniform fraction for the others
   std::string query;
   std::vector<std::string> outputs;
-  std::string type_v;                    // value type as the template says it (singular when q*v == 1)
+  std::string type_v;  // value type as the template says it (singular when q*v == 1)
   bool singular = false;
 };
 
@@ -201,8 +206,9 @@ struct Built {
 };
 
 // The haystack of n units with the needles in it, inside the template.
-Built build(const Task& t, const Draft& d, int64_t n, const GenOptions& o, const GenSources& s, uint64_t distractor_seed) {
-  std::vector<std::string> parts;  // haystack pieces with needles inserted
+Built build(const Task& t, const Draft& d, int64_t n, const GenOptions& o, const GenSources& s,
+            uint64_t distractor_seed) {
+  std::vector<std::string> parts;                        // haystack pieces with needles inserted
   std::vector<int64_t> needle_at(d.needles.size(), -1);  // index into parts
   std::vector<double> depth(d.needles.size());
   std::string sep;
@@ -211,7 +217,8 @@ Built build(const Task& t, const Draft& d, int64_t n, const GenOptions& o, const
     sep = " ";
     // needles at sentence index int(n_sents * depth / 100), sorted, inserted in order (each shifts the later ones)
     std::vector<std::pair<int64_t, size_t>> at;
-    for (size_t i = 0; i < d.needles.size(); ++i) at.emplace_back(int64_t(double(parts.size()) * d.where[i] / 100.0), i);
+    for (size_t i = 0; i < d.needles.size(); ++i)
+      at.emplace_back(int64_t(double(parts.size()) * d.where[i] / 100.0), i);
     std::stable_sort(at.begin(), at.end());
     int64_t shift = 0;
     for (auto& [idx, i] : at) {
@@ -260,7 +267,8 @@ Built build(const Task& t, const Draft& d, int64_t n, const GenOptions& o, const
   for (size_t k = 0; k < parts.size(); ++k) {
     if (k) b.input += sep;
     for (size_t i = 0; i < d.needles.size(); ++i)
-      if (needle_at[i] == int64_t(k)) b.needle_chars[i] = {int64_t(b.input.size()), int64_t(b.input.size() + parts[k].size())};
+      if (needle_at[i] == int64_t(k))
+        b.needle_chars[i] = {int64_t(b.input.size()), int64_t(b.input.size() + parts[k].size())};
     b.input += parts[k];
   }
   b.input += wrapped.substr(ctx_at + 1);
@@ -271,7 +279,8 @@ Built build(const Task& t, const Draft& d, int64_t n, const GenOptions& o, const
 
 }  // namespace
 
-std::vector<NeedleSpan> locate_needles(const std::string& text, const std::vector<std::string>& values, const Encoded& enc) {
+std::vector<NeedleSpan> locate_needles(const std::string& text, const std::vector<std::string>& values,
+                                       const Encoded& enc) {
   std::vector<NeedleSpan> out;
   for (const std::string& v : values) {
     NeedleSpan s;

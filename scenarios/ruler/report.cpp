@@ -9,13 +9,21 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
+
+#include <unistd.h>
 
 #include "model/error.hpp"
 #include "model/json_field.hpp"
+#include "model/limits.hpp"
+#include "model/output_file.hpp"
 #include "reports/context.hpp"
 #include "reports/plots.hpp"
+#include "scenarios/ruler/lines.hpp"
 #include "scenarios/ruler/niah.hpp"
+#include "scenarios/ruler/results_file.hpp"
+#include "scenarios/ruler/sample_io.hpp"
 #include "scenarios/ruler/score.hpp"
 
 namespace salasim::ruler {
@@ -38,49 +46,94 @@ struct Result {
   double sample_s = 0, prefill_s = 0;
 };
 
+bool integer_in(const nlohmann::json& v, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) return false;
+  return v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+}
+
+double fraction(const nlohmann::json& v, const std::string& where, const std::string& field) {
+  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
+    fail("{}: field '{}' is {}, expected a number in [0, 1]", where, field,
+         v.is_number() ? excerpt(v) : json_type_name(v));
+  return v.get<double>();
+}
+
+double seconds(const nlohmann::json& j, const char* k, const std::string& where) {
+  if (!j.contains(k)) return 0;
+  const nlohmann::json& v = j.at(k);
+  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1e9))
+    fail("{}: field '{}' is {}, expected seconds in [0, 1e9]", where, k,
+         v.is_number() ? excerpt(v) : json_type_name(v));
+  return v.get<double>();
+}
+
+// One results line, every field the report uses range-checked (the line was checked as a results line first).
 Result parse_result(const nlohmann::json& j, const std::string& where) {
-  if (!j.is_object()) fail("{}: expected a JSON object", where);
-  auto need = [&](const char* k) -> const nlohmann::json& {
-    if (!j.contains(k) || j.at(k).is_null()) fail("{}: field '{}' is missing", where, k);
-    return j.at(k);
-  };
+  const std::string problem = results_line_problem(j);
+  if (!problem.empty()) fail("{}: not a results line of `salasim ruler run`: {}", where, problem);
   Result r;
   r.where = where;
-  try {
-    r.id = need("id").get<std::string>();
-    r.task = need("task").get<std::string>();
-    r.length = need("length").get<int64_t>();
-    r.prediction = need("prediction").get<std::string>();
-    r.score = need("score").get<double>();
-    r.outputs = need("outputs").get<std::vector<std::string>>();
-    if (j.contains("depths")) r.depths = j.at("depths").get<std::vector<double>>();
-    if (j.contains("sample_s")) r.sample_s = j.at("sample_s").get<double>();
-    if (j.contains("prefill_s")) r.prefill_s = j.at("prefill_s").get<double>();
-    if (j.contains("selection")) {
-      const nlohmann::json& steps = j.at("selection");
-      std::map<int, std::pair<double, int>> dec;
-      for (size_t st = 0; st < steps.size(); ++st)
-        for (const auto& l : steps[st].at("layers")) {
-          const int layer = l.at("layer").get<int>();
-          if (l.contains("dense")) {
-            if (st == 0) r.dense = true;
-            continue;
-          }
-          const double v = l.at("recall").get<double>();
-          if (st == 0) {
-            r.prompt_recall[layer] = v;
-            if (l.contains("rank")) r.prompt_rank[layer] = l.at("rank").get<int64_t>();
-          } else {
-            dec[layer].first += v;
-            dec[layer].second += 1;
-          }
-        }
-      for (auto& [l, p] : dec) r.decode_recall[l] = p.first / p.second;
+  r.id = j.at("id").get<std::string>();
+  r.task = j.at("task").get<std::string>();
+  r.length = j.at("length").get<int64_t>();
+  r.prediction = j.at("prediction").get<std::string>();
+  r.score = j.at("score").get<double>();
+  const nlohmann::json& outs = j.at("outputs");
+  if (int64_t(outs.size()) > kMaxOutputs)
+    fail("{}: field 'outputs' has {} entries, expected at most {}", where, outs.size(), kMaxOutputs);
+  for (const auto& v : outs) {
+    if (!v.is_string()) fail("{}: field 'outputs' holds {}, expected strings", where, json_type_name(v));
+    r.outputs.push_back(v.get<std::string>());
+  }
+  if (j.contains("depths")) {
+    const nlohmann::json& d = j.at("depths");
+    if (!d.is_array() || int64_t(d.size()) > kMaxOutputs)
+      fail("{}: field 'depths' is {}, expected an array of at most {} numbers in [0, 100]", where, json_type_name(d),
+           kMaxOutputs);
+    for (const auto& v : d) {
+      if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 100))
+        fail("{}: field 'depths' holds {}, expected numbers in [0, 100]", where,
+             v.is_number() ? excerpt(v) : json_type_name(v));
+      r.depths.push_back(v.get<double>());
     }
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    fail("{}: {}", where, e.what());
+  }
+  r.sample_s = seconds(j, "sample_s", where);
+  r.prefill_s = seconds(j, "prefill_s", where);
+  if (j.contains("selection")) {
+    const nlohmann::json& steps = j.at("selection");
+    if (!steps.is_array())
+      fail("{}: field 'selection' is {}, expected an array of steps", where, json_type_name(steps));
+    std::map<int, std::pair<double, int64_t>> dec;
+    for (size_t st = 0; st < steps.size(); ++st) {
+      const std::string at = fmt::format("{}: field 'selection[{}]", where, st);
+      if (!steps[st].is_object() || !steps[st].contains("layers") || !steps[st].at("layers").is_array())
+        fail("{}' is not an object with an array 'layers'", at);
+      for (const auto& l : steps[st].at("layers")) {
+        if (!l.is_object() || !l.contains("layer") || !integer_in(l.at("layer"), 0, kMaxLayers - 1))
+          fail("{}.layers' holds an entry without a 'layer' in [0, {}]", at, kMaxLayers - 1);
+        const int layer = int(l.at("layer").get<int64_t>());
+        if (l.contains("dense")) {
+          if (st == 0) r.dense = true;
+          continue;
+        }
+        if (!l.contains("recall")) fail("{}.layers' holds layer {} with neither 'dense' nor 'recall'", at, layer);
+        const double v = fraction(l.at("recall"), where, fmt::format("selection[{}].recall", st));
+        if (st == 0) {
+          r.prompt_recall[layer] = v;
+          if (l.contains("rank")) {
+            if (!integer_in(l.at("rank"), 1, kMaxSampleLength))
+              fail("{}.layers' holds layer {} with a 'rank' that is not an integer in [1, {}]", at, layer,
+                   kMaxSampleLength);
+            r.prompt_rank[layer] = l.at("rank").get<int64_t>();
+          }
+        } else {
+          dec[layer].first += v;
+          dec[layer].second += 1;
+        }
+      }
+    }
+    for (auto& [l, p] : dec) r.decode_recall[l] = p.first / double(p.second);
   }
   r.null = r.prediction.empty();
   return r;
@@ -90,21 +143,33 @@ std::vector<Result> read_results(const std::vector<std::string>& files) {
   std::vector<Result> out;
   std::map<std::string, std::string> seen;
   for (const std::string& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) fail("{}: cannot read the results file", f);
+    int64_t size = 0;
+    const int fd = open_regular_file(f, f, &size);
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    LineReader lr(fd, f, kMaxResultsLineBytes);
     std::string line;
-    for (int64_t n = 1; std::getline(in, line); ++n) {
+    bool terminated = false;
+    while (lr.next(&line, &terminated)) {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      const std::string where = fmt::format("{} line {}", f, n);
+      const std::string where = fmt::format("{} line {}", f, lr.line_number());
       nlohmann::json j;
       try {
-        j = nlohmann::json::parse(line);
-      } catch (const std::exception& e) {
-        fail("{}: not valid JSON (a torn last line? `salasim ruler run --resume` repairs it): {}", where, e.what());
+        j = parse_json_text(line, where);
+      } catch (const Error& e) {
+        if (!terminated)
+          fail("{} (an unterminated last line: a run stopped while writing it; `salasim ruler run --resume` redoes it)",
+               e.what());
+        throw;
       }
       Result r = parse_result(j, where);
       auto [it, fresh] = seen.emplace(r.id, where);
-      if (!fresh) fail("sample {} appears twice: {} and {} (shards merge by concatenation; do not list a merged file with its shards)", r.id, it->second, where);
+      if (!fresh)
+        fail(
+            "sample {} appears twice: {} and {} (shards merge by concatenation; do not list a merged file with its shards)",
+            excerpt(r.id), it->second, where);
       out.push_back(std::move(r));
     }
   }
@@ -125,9 +190,53 @@ double mean(const std::vector<double>& v) {
 
 std::string cell(double v, int prec = 2) { return std::isfinite(v) ? fmt::format("{:.{}f}", v, prec) : "–"; }
 
+// A report folder replaced with --force is deleted whole: an input inside it would go with it.
+void refuse_inputs_inside(const std::string& dir, const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  const fs::path d = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  if (ec) return;
+  for (const std::string& f : inputs) {
+    std::error_code e2;
+    const fs::path p = fs::weakly_canonical(fs::absolute(f, e2), e2);
+    if (e2) continue;
+    const auto [a, b] = std::mismatch(d.begin(), d.end(), p.begin(), p.end());
+    if (a == d.end())
+      fail(
+          "--out {}: holds the input {}; the report folder is built new and replaces the old one whole, so it "
+          "cannot hold its own inputs: choose another --out (nothing was changed)",
+          dir, f);
+  }
+}
+
+// Each plot file complete: gnuplot can exit 0 on a full disk after writing part of an image.
+void check_rendered(const std::string& dir, const std::vector<std::string>& files) {
+  for (const std::string& name : files) {
+    const std::string p = (fs::path(dir) / name).string();
+    std::error_code ec;
+    const auto size = fs::file_size(p, ec);
+    if (ec || size == 0) fail("{} was not written ({})", name, ec ? ec.message() : "empty");
+    const std::string ext = fs::path(name).extension().string();
+    if (ext != ".svg" && ext != ".png") continue;
+    std::ifstream in(p, std::ios::binary);
+    const std::streamoff tail = std::min<std::streamoff>(std::streamoff(size), 64);
+    in.seekg(-tail, std::ios::end);
+    std::string end(size_t(tail), '\0');
+    in.read(end.data(), tail);
+    const bool ok = ext == ".svg" ? end.find("</svg>") != std::string::npos : end.find("IEND") != std::string::npos;
+    if (!in || !ok) fail("{} is cut short (gnuplot's output ended early: a full disk?)", name);
+  }
+}
+
 }  // namespace
 
 std::string ruler_report(const ReportOptions& o) {
+  std::unique_ptr<OutputFolder> folder;  // checked and made before any results are read
+  if (!o.out_dir.empty()) {
+    std::vector<std::string> inputs = o.results;
+    if (!o.paper.empty()) inputs.push_back(o.paper);
+    refuse_inputs_inside(o.out_dir, inputs);
+    folder = std::make_unique<OutputFolder>(o.out_dir, o.force, "--out");
+  }
   const std::vector<Result> rs = read_results(o.results);
   std::set<int64_t> lengths;
   std::vector<std::string> tasks;
@@ -141,7 +250,8 @@ std::string ruler_report(const ReportOptions& o) {
     lengths.insert(r.length);
     if (std::find(tasks.begin(), tasks.end(), r.task) == tasks.end()) tasks.push_back(r.task);
   }
-  std::string md = fmt::format("# RULER NIAH results\n\n{} samples from {}.\n\n", rs.size(), fmt::join(o.results, ", "));
+  std::string md =
+      fmt::format("# RULER NIAH results\n\n{} samples from {}.\n\n", rs.size(), fmt::join(o.results, ", "));
 
   // ---- score per task x length ----
   md += "## Score per task and length (string_match_all x 100; n samples; nulls = empty predictions)\n\n| task |";
@@ -172,20 +282,26 @@ std::string ruler_report(const ReportOptions& o) {
   md += "\n\n";
 
   // ---- paper numbers ----
-  if (!o.paper.empty()) {
-    const nlohmann::json p = parse_json_file(o.paper);
-    if (!p.contains("rows") || !p.at("rows").is_array()) fail("{}: field 'rows' is missing or not an array", o.paper);
-    md += "## Beside the paper's RULER numbers\n\n";
-    md += fmt::format("Source: {}\n\n**Caveat:** {}\n\n", p.value("source", std::string("?")), p.value("caveat", std::string("?")));
-    md += "| model | table | paper length | paper score | ours at that length (NIAH average of the tasks run) |\n|---|---|---|---|---|\n";
-    for (const auto& row : p.at("rows")) {
-      const std::string label = row.at("length").get<std::string>();
-      const int64_t L = paper_tokens(label);
-      md += fmt::format("| {} | {} | {} | {:.2f} | {} |\n", row.at("model").get<std::string>(), row.at("table").get<int>(), label,
-                        row.at("score").get<double>(), task_scores_at.count(L) ? cell(mean(task_scores_at[L])) : "not run");
+  if (!o.paper.empty()) try {
+      const nlohmann::json p = parse_json_file(o.paper);
+      if (!p.contains("rows") || !p.at("rows").is_array()) fail("{}: field 'rows' is missing or not an array", o.paper);
+      md += "## Beside the paper's RULER numbers\n\n";
+      md += fmt::format("Source: {}\n\n**Caveat:** {}\n\n", p.value("source", std::string("?")),
+                        p.value("caveat", std::string("?")));
+      md +=
+          "| model | table | paper length | paper score | ours at that length (NIAH average of the tasks run) |\n|---|---|---|---|---|\n";
+      for (const auto& row : p.at("rows")) {
+        const std::string label = row.at("length").get<std::string>();
+        const int64_t L = paper_tokens(label);
+        md += fmt::format("| {} | {} | {} | {:.2f} | {} |\n", row.at("model").get<std::string>(),
+                          row.at("table").get<int>(), label, row.at("score").get<double>(),
+                          task_scores_at.count(L) ? cell(mean(task_scores_at[L])) : "not run");
+      }
+      md += "\n";
+    } catch (const nlohmann::json::exception& e) {  // a row without a field, or a field of the wrong type
+      fail("--paper {}: a row is not {{\"model\", \"table\", \"length\", \"score\"}} of the expected types ({})",
+           o.paper, e.what());
     }
-    md += "\n";
-  }
 
   // ---- depth x length (per needle: its value found in the prediction) ----
   std::map<std::pair<int, int64_t>, std::vector<double>> heat;  // (depth bin, length) -> hits
@@ -218,11 +334,12 @@ std::string ruler_report(const ReportOptions& o) {
   std::set<int> layers;
   for (const Result& r : rs)
     for (auto& [l, v] : r.prompt_recall) layers.insert(l);
-  md += "## Needle-block selection recall (InfLLM-v2 top-k of the sparse layers)\n\n"
-        "Fraction of (kv group, needle block) pairs among the selected blocks, for the last prompt token and averaged "
-        "over the generated tokens; best rank = median over samples of the best needle block's rank by pooled score "
-        "(1 = first). `dense` = every sample at that length ran the sparse layers dense (shorter than dense_len: all "
-        "blocks visible).\n\n| layer |";
+  md +=
+      "## Needle-block selection recall (InfLLM-v2 top-k of the sparse layers)\n\n"
+      "Fraction of (kv group, needle block) pairs among the selected blocks, for the last prompt token and averaged "
+      "over the generated tokens; best rank = median over samples of the best needle block's rank by pooled score "
+      "(1 = first). `dense` = every sample at that length ran the sparse layers dense (shorter than dense_len: all "
+      "blocks visible).\n\n| layer |";
   for (int64_t L : lengths) md += fmt::format(" {} prompt / decode (best rank) |", reports::context_label(L));
   md += "\n|---|";
   for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
@@ -244,13 +361,16 @@ std::string ruler_report(const ReportOptions& o) {
       }
       std::sort(rk.begin(), rk.end());
       if (pr.empty() && all_dense) md += " dense |";
-      else md += fmt::format(" {} / {} ({}) |", cell(mean(pr), 3), cell(mean(dr), 3), rk.empty() ? "–" : fmt::format("{:.0f}", rk[rk.size() / 2]));
+      else
+        md += fmt::format(" {} / {} ({}) |", cell(mean(pr), 3), cell(mean(dr), 3),
+                          rk.empty() ? "–" : fmt::format("{:.0f}", rk[rk.size() / 2]));
       ps.points.emplace_back(double(L), mean(pr));
     }
     md += "\n";
     series.push_back(ps);
   }
-  if (layers.empty()) md += "| – | no sparse selection in these results (every sample ran dense, or no selections recorded) |\n";
+  if (layers.empty())
+    md += "| – | no sparse selection in these results (every sample ran dense, or no selections recorded) |\n";
   md += "\n| depth |";
   for (int64_t L : lengths) md += fmt::format(" {} |", reports::context_label(L));
   md += "\n|---|";
@@ -267,7 +387,8 @@ std::string ruler_report(const ReportOptions& o) {
     }
     md += "\n";
   }
-  md += "\n(per depth: the first answer needle's depth; the mean over sparse layers of the last prompt token's recall)\n\n";
+  md +=
+      "\n(per depth: the first answer needle's depth; the mean over sparse layers of the last prompt token's recall)\n\n";
 
   // ---- time per sample ----
   md += "## Time per sample\n\n| length | samples | mean prefill s | mean sample s |\n|---|---|---|---|\n";
@@ -278,42 +399,47 @@ std::string ruler_report(const ReportOptions& o) {
     md += fmt::format("| {} | {} | {:.2f} | {:.2f} |\n", reports::context_label(L), p.size(), mean(p), mean(s));
   }
 
-  if (!o.out_dir.empty()) {
-    fs::create_directories(o.out_dir);
-    std::string xt;
-    int xi = 0;
-    for (int64_t L : lengths) xt += fmt::format("{}\"{}\" {}", xi ? ", " : "", reports::context_label(L), xi), ++xi;
-    const std::string heat_cmd = fmt::format(
-        "set title 'NIAH: needles found (%) by depth and length'\nset xlabel 'length'\nset ylabel 'needle depth (%)'\n"
-        "set xtics ({})\nset yrange [0:100]\nset xrange [-0.5:{}]\nset cbrange [0:100]\n"
-        "set palette defined (0 '#d73027', 50 '#fee08b', 100 '#1a9850')\nset datafile missing 'NaN'\n"
-        "set style fill solid 1.0 noborder\n"
-        "plot 'heatmap.dat' using 1:2:(0.48):(5):3 with boxxyerror lc palette notitle, \\\n"
-        "     'heatmap.dat' using 1:2:(sprintf('%.0f', $3)) with labels notitle\n",
-        xt, double(lengths.size()) - 0.5);
-    std::string notes;
-    const reports::PlotOutcome h = reports::render_script(o.out_dir, "heatmap", heat_dat, heat_cmd);
-    notes += h.note.empty() ? "" : h.note + "\n";
-    if (!series.empty()) {
-      reports::Plot p;
-      p.stem = "recall";
-      p.title = "Needle-block selection recall of the last prompt token";
-      p.xlabel = "length (tokens)";
-      p.ylabel = "recall";
-      p.log_y = false;
-      p.yrange = std::make_pair(0.0, 1.05);
-      for (int64_t L : lengths) p.xtics.emplace_back(double(L), reports::context_label(L));
-      p.series = series;
-      const reports::PlotOutcome r = reports::render_plots(o.out_dir, {p});
-      notes += r.note + "\n";
+  if (folder) try {
+      const std::string dir = folder->temp();
+      std::vector<std::string> files;
+      std::string xt;
+      int xi = 0;
+      for (int64_t L : lengths) xt += fmt::format("{}\"{}\" {}", xi ? ", " : "", reports::context_label(L), xi), ++xi;
+      const std::string heat_cmd = fmt::format(
+          "set title 'NIAH: needles found (%) by depth and length'\nset xlabel 'length'\nset ylabel 'needle depth (%)'\n"
+          "set xtics ({})\nset yrange [0:100]\nset xrange [-0.5:{}]\nset cbrange [0:100]\n"
+          "set palette defined (0 '#d73027', 50 '#fee08b', 100 '#1a9850')\nset datafile missing 'NaN'\n"
+          "set style fill solid 1.0 noborder\n"
+          "plot 'heatmap.dat' using 1:2:(0.48):(5):3 with boxxyerror lc palette notitle, \\\n"
+          "     'heatmap.dat' using 1:2:(sprintf('%.0f', $3)) with labels notitle\n",
+          xt, double(lengths.size()) - 0.5);
+      std::string notes;
+      const reports::PlotOutcome h = reports::render_script(dir, "heatmap", heat_dat, heat_cmd);
+      files.insert(files.end(), h.files.begin(), h.files.end());
+      notes += h.note.empty() ? "" : h.note + "\n";
+      if (!series.empty()) {
+        reports::Plot p;
+        p.stem = "recall";
+        p.title = "Needle-block selection recall of the last prompt token";
+        p.xlabel = "length (tokens)";
+        p.ylabel = "recall";
+        p.log_y = false;
+        p.yrange = std::make_pair(0.0, 1.05);
+        for (int64_t L : lengths) p.xtics.emplace_back(double(L), reports::context_label(L));
+        p.series = series;
+        const reports::PlotOutcome r = reports::render_plots(dir, {p});
+        files.insert(files.end(), r.files.begin(), r.files.end());
+        notes += r.note + "\n";
+      }
+      md += "\n## Plots\n\n![needles found by depth and length](heatmap.svg)\n\n";
+      if (!series.empty()) md += "![selection recall vs length](recall.svg)\n\n";
+      md += notes;
+      check_rendered(dir, files);
+      write_file_atomic((fs::path(dir) / "report.md").string(), md, false, "--out");
+      folder->commit();
+    } catch (const Error& e) {  // a write of the bundle failed: name the option, not only the temporary folder
+      fail("--out {}: {}; nothing was written under --out", o.out_dir, e.what());
     }
-    md += "\n## Plots\n\n![needles found by depth and length](heatmap.svg)\n\n";
-    if (!series.empty()) md += "![selection recall vs length](recall.svg)\n\n";
-    md += notes;
-    std::ofstream out(fs::path(o.out_dir) / "report.md");
-    if (!out) fail("{}/report.md: cannot write", o.out_dir);
-    out << md;
-  }
   return md;
 }
 

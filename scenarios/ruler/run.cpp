@@ -1,20 +1,17 @@
 // The RULER run loop: resume, shard, tokenize, generate, score, recall, append with fsync, progress.
 #include "scenarios/ruler/run.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "model/error.hpp"
+#include "model/limits.hpp"
 #include "scenarios/ruler/recall.hpp"
 #include "scenarios/ruler/score.hpp"
 
@@ -59,68 +56,18 @@ std::string shard_path(const std::string& out, const Shard& s) {
 
 std::string sample_id(const Sample& s) { return fmt::format("{}/{}/{}", s.task, s.max_seq_length, s.index); }
 
-std::vector<std::string> done_ids(const std::string& path, bool truncate_torn, int64_t* torn) {
-  std::vector<std::string> ids;
-  if (torn) *torn = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ids;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  size_t pos = 0, good_end = 0;
-  int64_t line = 0;
-  while (pos < text.size()) {
-    ++line;
-    const size_t nl = text.find('\n', pos);
-    const bool complete = nl != std::string::npos;
-    const std::string s = text.substr(pos, (complete ? nl : text.size()) - pos);
-    nlohmann::json j;
-    bool ok = complete;
-    if (ok) {
-      try {
-        j = nlohmann::json::parse(s);
-        ok = j.is_object() && j.contains("id") && j.at("id").is_string();
-      } catch (const std::exception&) {
-        ok = false;
-      }
-    }
-    if (!ok) {
-      const bool last = !complete || nl + 1 == text.size();
-      if (!last) fail("{} line {}: not a results line (JSON with an 'id'), and not the last line: refusing to resume over it", path, line);
-      if (!truncate_torn) fail("{} line {}: a torn last line (the run was killed while writing it)", path, line);
-      fs::resize_file(path, good_end);
-      if (torn) *torn = 1;
-      break;
-    }
-    ids.push_back(j.at("id").get<std::string>());
-    pos = nl + 1;
-    good_end = pos;
-  }
-  return ids;
+std::unique_ptr<ResultsFile> open_results_file(const RunOptions& o) {
+  const std::string out = shard_path(o.out, o.shard);
+  refuse_same_file(out, o.shard.n > 1 ? "--out (this shard's file)" : "--out", o.data, "--data");
+  for (const std::string& f : o.also_done) refuse_same_file(out, "--out", f, "--also-done");
+  ResultsOptions ro;
+  ro.resume = o.resume;
+  ro.force = o.force;
+  ro.option = o.shard.n > 1 ? fmt::format("--out (shard {}/{})", o.shard.k, o.shard.n) : "--out";
+  return std::make_unique<ResultsFile>(out, ro);
 }
 
 namespace {
-
-// One results line appended and made durable before the next sample starts.
-void append_line(const std::string& path, const std::string& line) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) fail("{}: cannot open the results file for appending", path);
-  const std::string s = line + "\n";
-  size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t w = ::write(fd, s.data() + off, s.size() - off);
-    if (w <= 0) {
-      ::close(fd);
-      fail("{}: write failed", path);
-    }
-    off += size_t(w);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("{}: fsync failed", path);
-  }
-  ::close(fd);
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -135,11 +82,19 @@ std::string hms(double s) {
 
 }  // namespace
 
-RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokenizer& tok, const std::vector<DataLine>& data,
+RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokenizer& tok,
+                       const std::vector<DataLine>& data,
+                       const std::function<std::unique_ptr<Generator>(int64_t)>& make) {
+  const std::unique_ptr<ResultsFile> results = open_results_file(o);
+  return run_samples(o, *results, cfg, tok, data, make);
+}
+
+RunSummary run_samples(const RunOptions& o, ResultsFile& results, const ModelConfig& cfg, const Tokenizer& tok,
+                       const std::vector<DataLine>& data,
                        const std::function<std::unique_ptr<Generator>(int64_t)>& make) {
   using clock = std::chrono::steady_clock;
   RunSummary sum;
-  sum.out = shard_path(o.out, o.shard);
+  sum.out = results.path();
   if (tok.vocab_size() > cfg.vocab_size)
     fail("{}: the tokenizer produces ids up to {} but {} has vocab_size {}: they do not fit the model's vocabulary",
          tok.path(), tok.vocab_size() - 1, cfg.source, cfg.vocab_size);
@@ -152,14 +107,11 @@ RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokeni
     if (int(i % size_t(o.shard.n)) == o.shard.k) mine.push_back(&data[i]);
   }
   sum.total = int64_t(mine.size());
-  std::set<std::string> done;
-  if (fs::exists(sum.out) && !o.resume)
-    fail("{}: results exist; pass --resume to continue that run, or choose another --out (nothing was overwritten)", sum.out);
-  if (o.resume) {
-    for (const std::string& id : done_ids(sum.out, true, &sum.redone_torn)) done.insert(id);
+  std::set<std::string> done(results.done().begin(), results.done().end());
+  sum.redone_torn = results.cut_torn() ? 1 : 0;
+  if (o.resume)
     for (const std::string& f : o.also_done)
-      for (const std::string& id : done_ids(f, false, nullptr)) done.insert(id);
-  }
+      for (const std::string& id : results_ids(f)) done.insert(id);
   std::vector<const DataLine*> todo;
   for (const DataLine* d : mine)
     if (!done.count(sample_id(d->sample))) todo.push_back(d);
@@ -167,7 +119,8 @@ RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokeni
   if (!o.quiet) {
     fmt::print(stderr, "ruler run: {} samples in {}{}; {} already done{}; {} to run -> {}\n", sum.total, o.data,
                o.shard.n > 1 ? fmt::format(" (shard {}/{} from {})", o.shard.k, o.shard.n, o.shard.from) : "",
-               sum.skipped, sum.redone_torn ? " (a torn last line was cut off and is redone)" : "", todo.size(), sum.out);
+               sum.skipped, sum.redone_torn ? " (a torn last line was cut off and is redone)" : "", todo.size(),
+               sum.out);
     std::fflush(stderr);
   }
   if (todo.empty()) return sum;
@@ -177,7 +130,11 @@ RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokeni
     total_tokens += d->sample.length;
     if (d->sample.length > max_len) max_len = d->sample.length, longest = d;
   }
-  // the planned context: prompt (length - 128 by RULER's rule, whatever the file's generation budget) + BOS + new tokens
+  // the planned context: prompt (length - 128 by RULER's rule, whatever the file's generation budget) + BOS + new
+  // tokens
+  check_positions(cfg, max_len + 1, o.max_new, true,
+                  fmt::format("{} line {}: field 'length' {} (+ BOS) and --max-new-tokens {}", o.data, longest->line,
+                              max_len, o.max_new));
   const int64_t max_context = max_len + 1 + o.max_new;
   std::unique_ptr<Generator> gen;
   try {
@@ -185,7 +142,8 @@ RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokeni
   } catch (const Error& e) {
     fail("{} line {}: field 'length' is {}: {}", o.data, longest->line, longest->sample.length, e.what());
   }
-  if (!o.quiet) fmt::print(stderr, "ruler run: backend {}, context planned for {} tokens\n", gen->describe(), max_context);
+  if (!o.quiet)
+    fmt::print(stderr, "ruler run: backend {}, context planned for {} tokens\n", gen->describe(), max_context);
   const auto t_run = clock::now();
   int64_t tokens_done = 0;
   for (size_t i = 0; i < todo.size(); ++i) {
@@ -199,15 +157,18 @@ RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokeni
     const int64_t bos = int64_t(prompt.size());
     prompt.insert(prompt.end(), enc.ids.begin(), enc.ids.end());
     if (int64_t(prompt.size()) + o.max_new > max_context + 1)
-      fail("{} line {}: field 'input' is {} tokens with {} (its 'length' field says {} with 128 to generate): more than the "
-           "planned context {}", o.data, d.line, prompt.size(), tok.path(), s.length, max_context);
+      fail(
+          "{} line {}: field 'input' is {} tokens with {} (its 'length' field says {} with 128 to generate): more than the "
+          "planned context {}",
+          o.data, d.line, prompt.size(), tok.path(), s.length, max_context);
     // needle spans from this tokenization (RULER's files have none), in model positions (BOS first)
     std::vector<std::pair<int64_t, int64_t>> spans;
     std::vector<double> depths = s.depths;
     for (const NeedleSpan& n : locate_needles(text, s.outputs, enc))
       if (n.token_begin >= 0) {
         spans.emplace_back(n.token_begin + bos, n.token_end + bos);
-        if (s.depths.empty()) depths.push_back(std::round(1000.0 * double(n.token_begin) / double(enc.ids.size())) / 10.0);
+        if (s.depths.empty())
+          depths.push_back(std::round(1000.0 * double(n.token_begin) / double(enc.ids.size())) / 10.0);
       }
     const std::vector<int64_t> nblocks = needle_blocks(spans, cfg.sparse.block_size);
     GenerateOptions go;
@@ -281,15 +242,18 @@ RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokeni
     if (prompt_recall >= 0) j["recall_prompt"] = prompt_recall;
     if (decode_recall_n > 0) j["recall_decode"] = decode_recall_sum / double(decode_recall_n);
     j["selection"] = steps;
-    append_line(sum.out, j.dump());
+    // a prediction is decoded model output: byte-fallback tokens can leave invalid UTF-8, kept as U+FFFD
+    results.append(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     ++sum.ran;
     tokens_done += s.length;
     if (!o.quiet) {
       const double el = std::chrono::duration<double>(clock::now() - t_run).count();
       const double eta = el / double(tokens_done) * double(total_tokens - tokens_done);
-      fmt::print(stderr, "[{}/{}] {} score {:.2f}{} | prefill {} tokens {:.2f} s ({:.0f} tokens/s), {} new tokens | sample {:.1f} s | ETA {}\n",
-                 sum.skipped + int64_t(i) + 1, sum.total, sample_id(s), score, pred.empty() ? " (null)" : "", n_prompt,
-                 g.prefill_s, double(n_prompt) / std::max(g.prefill_s, 1e-9), g.tokens.size(), sample_s, hms(eta));
+      fmt::print(
+          stderr,
+          "[{}/{}] {} score {:.2f}{} | prefill {} tokens {:.2f} s ({:.0f} tokens/s), {} new tokens | sample {:.1f} s | ETA {}\n",
+          sum.skipped + int64_t(i) + 1, sum.total, sample_id(s), score, pred.empty() ? " (null)" : "", n_prompt,
+          g.prefill_s, double(n_prompt) / std::max(g.prefill_s, 1e-9), g.tokens.size(), sample_s, hms(eta));
       std::fflush(stderr);
     }
   }

@@ -1,6 +1,6 @@
 // `salasim ruler run`: each sample of a data file through tokenize, prefill, greedy decode, detokenize, score and
-// needle-block recall, one JSON line per sample appended (flush + fsync) as soon as it is done, so a killed run
-// resumes where it stopped; shards for many GPUs or MPI/Slurm ranks.
+// needle-block recall, one JSON line per sample appended (one checked write + fsync, under the results file's lock)
+// as soon as it is done, so a killed run resumes where it stopped; shards for many GPUs or MPI/Slurm ranks.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -11,6 +11,7 @@
 #include "model/config.hpp"
 #include "model/tokenizer.hpp"
 #include "scenarios/ruler/generator.hpp"
+#include "scenarios/ruler/results_file.hpp"
 #include "scenarios/ruler/sample_io.hpp"
 
 namespace salasim::ruler {
@@ -28,9 +29,11 @@ struct RunOptions {
   std::string data, out;
   int64_t max_new = 128;
   bool resume = false;
+  bool force = false;  // replace an existing results file (never a file that is not one)
   Shard shard;
-  std::vector<std::string> also_done;  // results files whose samples count as done (the merged file of a resumed --gpus all)
-  bool quiet = false;                   // no progress on stderr
+  std::vector<std::string>
+      also_done;       // results files whose samples count as done (the merged file of a resumed --gpus all)
+  bool quiet = false;  // no progress on stderr
 };
 
 struct RunSummary {
@@ -41,12 +44,20 @@ struct RunSummary {
 // The sample's id in results: "<task>/<max_seq_length>/<index>" (unique across shards and files of one run).
 std::string sample_id(const Sample& s);
 
-// Runs the shard's samples not already in the results file. The generator is made once the samples are known
-// (make(max_context)), so the GPU runner is planned for the longest one.
-RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokenizer& tok, const std::vector<DataLine>& data,
-                       const std::function<std::unique_ptr<Generator>(int64_t max_context)>& make);
+// Opens the results file this run writes (shard_path(o.out, o.shard)) under the rules of results_file.hpp: not
+// the data file nor an --also-done file, locked, checked, resumed or replaced. Call it before any long work (a
+// tokenizer, weights), so a wrong --out is refused at once.
+std::unique_ptr<ResultsFile> open_results_file(const RunOptions& o);
 
-// Results lines already in `path` (ids); a torn last line (no newline, or not JSON) is cut off the file and counted.
-std::vector<std::string> done_ids(const std::string& path, bool truncate_torn, int64_t* torn);
+// Runs the shard's samples not already in the results file. The generator is made once the samples are known
+// (make(max_context)), so the GPU runner is planned for the longest one; every length is checked first against
+// the config's max_positions with extrapolation (RULER runs go to 4x the trained length, as the paper's do).
+RunSummary run_samples(const RunOptions& o, ResultsFile& results, const ModelConfig& cfg, const Tokenizer& tok,
+                       const std::vector<DataLine>& data,
+                       const std::function<std::unique_ptr<Generator>(int64_t max_context)>& make);
+// The same, opening the results file itself.
+RunSummary run_samples(const RunOptions& o, const ModelConfig& cfg, const Tokenizer& tok,
+                       const std::vector<DataLine>& data,
+                       const std::function<std::unique_ptr<Generator>(int64_t max_context)>& make);
 
 }  // namespace salasim::ruler

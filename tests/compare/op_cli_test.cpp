@@ -24,7 +24,8 @@ using ref::Mat;
 namespace {
 
 const std::string& dir() {
-  static const std::string d = scratch_dir("op_cli_" + std::to_string(::getpid()));  // ctest runs the cases side by side
+  static const std::string d =
+      scratch_dir("op_cli_" + std::to_string(::getpid()));  // ctest runs the cases side by side
   return d;
 }
 std::string file(const std::string& name) { return dir() + "/" + name; }
@@ -48,7 +49,9 @@ void same(const TapMap& got, const std::string& name, const Tap& want) {
   CHECK(differ == 0);
 }
 
-Mat bf(const Mat& m) { return m.unaryExpr([](double x) { return round_bf16(x); }); }
+Mat bf(const Mat& m) {
+  return m.unaryExpr([](double x) { return round_bf16(x); });
+}
 
 // The sparse layer's inputs: queries at pos0.., a key/value cache, compressed keys (kernel 32/16 and 128/64).
 struct SparseCase {
@@ -101,10 +104,15 @@ TEST_CASE("op: rope and gla (chunked, recurrent, with and without a state) equal
   const int H = 3, hd = 8;
   const Mat x = randn(11, H * hd, 5);
   for (const std::string angles : {"fp32", "exact"}) {
-    OpInputFile(file("rope.h5")).mat("x", x).whole("head_dim", hd).whole("pos0", 100000).num("theta", 1e4).text("angles", angles);
+    OpInputFile(file("rope.h5"))
+        .mat("x", x)
+        .whole("head_dim", hd)
+        .whole("pos0", 100000)
+        .num("theta", 1e4)
+        .text("angles", angles);
     Mat want = x;
-    ref::rope(want, 100000, ref::rope_table(hd, 1e4, angles == "exact" ? ref::RopeAngles::Exact : ref::RopeAngles::Fp32),
-              ref::f64());
+    ref::rope(want, 100000,
+              ref::rope_table(hd, 1e4, angles == "exact" ? ref::RopeAngles::Exact : ref::RopeAngles::Fp32), ref::f64());
     INFO(angles);
     same(op_outputs("rope", file("rope.h5")), "/op/lightning/qk_rope/q", tap(want));
   }
@@ -114,8 +122,13 @@ TEST_CASE("op: rope and gla (chunked, recurrent, with and without a state) equal
   const Mat gamma = Mat(Eigen::RowVector3d(-0.05, -0.3, -1.2));
   std::vector<Mat> S0 = {randn(hd, hd, 9), randn(hd, hd, 10), randn(hd, hd, 11)};
   const std::vector<double> g(gamma.data(), gamma.data() + 3);
-  OpInputFile(file("gla.h5")).mat("q", q).mat("k", k).mat("v", v).mat("gamma", gamma, {3})
-      .mat("state", stack(S0), {3, hd, hd}).num("tau", 0.35);
+  OpInputFile(file("gla.h5"))
+      .mat("q", q)
+      .mat("k", k)
+      .mat("v", v)
+      .mat("gamma", gamma, {3})
+      .mat("state", stack(S0), {3, hd, hd})
+      .num("tau", 0.35);
   std::vector<Mat> S = S0;
   const Mat o = ref::gla_chunked(q, k, v, g, 0.35, S, ref::f64());
   const TapMap got = op_outputs("gla", file("gla.h5"));
@@ -123,8 +136,13 @@ TEST_CASE("op: rope and gla (chunked, recurrent, with and without a state) equal
   same(got, "/op/lightning/gla/state", stacked(S, {3, hd, hd}));
 
   // 5 rows, no state (zeros), the recurrent form asked for by name
-  OpInputFile(file("gla_rec.h5")).mat("q", q.topRows(5)).mat("k", k.topRows(5)).mat("v", v.topRows(5))
-      .mat("gamma", gamma, {3}).num("tau", 0.35).text("form", "recurrent");
+  OpInputFile(file("gla_rec.h5"))
+      .mat("q", q.topRows(5))
+      .mat("k", k.topRows(5))
+      .mat("v", v.topRows(5))
+      .mat("gamma", gamma, {3})
+      .num("tau", 0.35)
+      .text("form", "recurrent");
   std::vector<Mat> Z(3, Mat::Zero(hd, hd));
   const Mat o5 = ref::gla_recurrent(q.topRows(5), k.topRows(5), v.topRows(5), g, 0.35, Z, ref::f64());
   const TapMap got5 = op_outputs("gla", file("gla_rec.h5"));
@@ -148,16 +166,26 @@ TEST_CASE("op: compress_k, select_blocks, sparse_attn and dense_attn equal the l
   const int64_t NB = (L + 63) / 64;
   const ref::Selection sel = ref::select_blocks(c.q, c.pos0, c.K1, c.K2, c.sp, NB, true, ref::f64());
   const TapMap got = op_outputs("select_blocks", file("select.h5"));
-  same(got, "/op/sparse/select/blocks", Tap{{c.T, c.G, c.sp.k_sel}, std::vector<double>(sel.blocks.begin(), sel.blocks.end()), true});
+  same(got, "/op/sparse/select/blocks",
+       Tap{{c.T, c.G, c.sp.k_sel}, std::vector<double>(sel.blocks.begin(), sel.blocks.end()), true});
   same(got, "/op/sparse/select/scores", Tap{{c.T, c.G, NB}, sel.scores});
 
   std::vector<int64_t> blocks(sel.blocks.begin(), sel.blocks.end());
-  OpInputFile(file("sparse.h5")).mat("q", c.q).mat("k", stack(c.K), c.heads(c.K)).mat("v", stack(c.V), c.heads(c.V))
-      .ints("blocks", blocks, {hsize_t(c.T), hsize_t(c.G), hsize_t(c.sp.k_sel)}).whole("pos0", c.pos0).num("tau", 0.25);
+  OpInputFile(file("sparse.h5"))
+      .mat("q", c.q)
+      .mat("k", stack(c.K), c.heads(c.K))
+      .mat("v", stack(c.V), c.heads(c.V))
+      .ints("blocks", blocks, {hsize_t(c.T), hsize_t(c.G), hsize_t(c.sp.k_sel)})
+      .whole("pos0", c.pos0)
+      .num("tau", 0.25);
   same(op_outputs("sparse_attn", file("sparse.h5")), "/op/sparse/attn/out",
        tap(ref::sparse_attn(c.q, c.pos0, c.K, c.V, sel, 64, 0.25, ref::f64())));
-  OpInputFile(file("dense.h5")).mat("q", c.q).mat("k", stack(c.K), c.heads(c.K)).mat("v", stack(c.V), c.heads(c.V))
-      .whole("pos0", c.pos0).num("tau", 0.25);
+  OpInputFile(file("dense.h5"))
+      .mat("q", c.q)
+      .mat("k", stack(c.K), c.heads(c.K))
+      .mat("v", stack(c.V), c.heads(c.V))
+      .whole("pos0", c.pos0)
+      .num("tau", 0.25);
   same(op_outputs("dense_attn", file("dense.h5")), "/op/sparse/attn/out",
        tap(ref::dense_attn(c.q, c.pos0, c.K, c.V, c.hd, 0.25, ref::f64())));
 }
@@ -168,8 +196,13 @@ TEST_CASE("op: --backend peer is the bf16 peer on the inputs rounded as the CUDA
   const Mat q = randn(T, H * hd, 31), k = randn(T, H * hd, 32), v = randn(T, H * hd, 33);
   const Mat gamma = Mat(Eigen::RowVector2d(-0.1, -0.7));
   const std::vector<Mat> S0 = {randn(hd, hd, 34), randn(hd, hd, 35)};
-  OpInputFile(file("gla_peer.h5")).mat("q", q).mat("k", k).mat("v", v).mat("gamma", gamma, {2})
-      .mat("state", stack(S0), {2, hd, hd}).num("tau", 0.35);
+  OpInputFile(file("gla_peer.h5"))
+      .mat("q", q)
+      .mat("k", k)
+      .mat("v", v)
+      .mat("gamma", gamma, {2})
+      .mat("state", stack(S0), {2, hd, hd})
+      .num("tau", 0.35);
   auto f32 = [](const Mat& m) { return Mat(m.unaryExpr([](double x) { return round_fp32(x); })); };
   std::vector<Mat> S = {f32(S0[0]), f32(S0[1])};
   const std::vector<double> g = {round_fp32(-0.1), round_fp32(-0.7)};
@@ -190,7 +223,8 @@ TEST_CASE("op: --backend peer is the bf16 peer on the inputs rounded as the CUDA
   const int64_t NB = (c.pos0 + c.T + 63) / 64;
   const ref::Selection sel = ref::select_blocks(bf(c.q), c.pos0, K1, K2, c.sp, NB, true, ref::peer());
   const TapMap gs = op_outputs("select_blocks", file("select_peer.h5"), "peer");
-  same(gs, "/op/sparse/select/blocks", Tap{{c.T, c.G, c.sp.k_sel}, std::vector<double>(sel.blocks.begin(), sel.blocks.end()), true});
+  same(gs, "/op/sparse/select/blocks",
+       Tap{{c.T, c.G, c.sp.k_sel}, std::vector<double>(sel.blocks.begin(), sel.blocks.end()), true});
   same(gs, "/op/sparse/select/scores", Tap{{c.T, c.G, NB}, sel.scores});
 }
 
@@ -211,45 +245,78 @@ TEST_CASE("op: bad inputs exit 2 naming the file, the dataset or attribute, and 
   OpInputFile(file("wrong_name.h5")).mat("x", x).mat("weight", x.row(0), {6}).num("eps", 1e-6);
   refused(op("rmsnorm", file("wrong_name.h5")), {"wrong_name.h5: dataset 'w' is missing", "w [n] (float"});
   OpInputFile(file("extra_name.h5")).mat("x", x).mat("w", x.row(0), {6}).num("eps", 1e-6).num("epsilon", 1e-5);
-  refused(op("rmsnorm", file("extra_name.h5")), {"extra_name.h5: attribute 'epsilon' at the root: not an input of rmsnorm",
-                                                 "attributes: eps"});
+  refused(op("rmsnorm", file("extra_name.h5")),
+          {"extra_name.h5: attribute 'epsilon' at the root: not an input of rmsnorm", "attributes: eps"});
   OpInputFile(file("wrong_shape.h5")).mat("x", x).mat("w", randn(1, 7, 52), {7}).num("eps", 1e-6);
   refused(op("rmsnorm", file("wrong_shape.h5")),
           {"wrong_shape.h5: dataset 'w': expected shape [n] = [6], found [7]", "n = 6 (from dataset 'x' dim 1)"});
   OpInputFile(file("wrong_rank.h5")).mat("x", x).mat("w", x.row(0), {1, 6}).num("eps", 1e-6);
   refused(op("rmsnorm", file("wrong_rank.h5")), {"dataset 'w': expected rank 1 [n], found rank 2 [1, 6]"});
-  OpInputFile(file("wrong_dtype.h5")).ints("x", std::vector<int64_t>(24, 1), {4, 6}).mat("w", x.row(0), {6}).num("eps", 1e-6);
+  OpInputFile(file("wrong_dtype.h5"))
+      .ints("x", std::vector<int64_t>(24, 1), {4, 6})
+      .mat("w", x.row(0), {6})
+      .num("eps", 1e-6);
   refused(op("rmsnorm", file("wrong_dtype.h5")), {"wrong_dtype.h5: dataset 'x': expected dtype float", "found int64"});
   OpInputFile(file("no_attr.h5")).mat("x", x).mat("w", x.row(0), {6});
   refused(op("rmsnorm", file("no_attr.h5")), {"no_attr.h5: attribute 'eps' is missing from the root group", "float"});
   OpInputFile(file("str_attr.h5")).mat("x", x).mat("w", x.row(0), {6}).text("eps", "tiny");
   refused(op("rmsnorm", file("str_attr.h5")), {"attribute 'eps' is a string ('tiny')"});
-  refused(op("frobnicate", file("no_attr.h5")), {"unknown subcommand 'frobnicate' of salasim op", "rmsnorm, rope, gla"});
+  refused(op("frobnicate", file("no_attr.h5")),
+          {"unknown subcommand 'frobnicate' of salasim op", "rmsnorm, rope, gla"});
 
   // sizes that disagree between inputs: k has one row fewer than q
   const Mat q = randn(5, 8, 53);
-  OpInputFile(file("gla_rows.h5")).mat("q", q).mat("k", q.topRows(4)).mat("v", q).mat("gamma", Mat(Eigen::RowVector2d(-0.1, -0.2)), {2}).num("tau", 1);
+  OpInputFile(file("gla_rows.h5"))
+      .mat("q", q)
+      .mat("k", q.topRows(4))
+      .mat("v", q)
+      .mat("gamma", Mat(Eigen::RowVector2d(-0.1, -0.2)), {2})
+      .num("tau", 1);
   refused(op("gla", file("gla_rows.h5")), {"dataset 'k': expected shape [T, H*hd] = [5, 8], found [4, 8]", "T = 5"});
-  OpInputFile(file("gla_heads.h5")).mat("q", randn(5, 9, 54)).mat("k", q).mat("v", q).mat("gamma", Mat(Eigen::RowVector2d(-0.1, -0.2)), {2}).num("tau", 1);
+  OpInputFile(file("gla_heads.h5"))
+      .mat("q", randn(5, 9, 54))
+      .mat("k", q)
+      .mat("v", q)
+      .mat("gamma", Mat(Eigen::RowVector2d(-0.1, -0.2)), {2})
+      .num("tau", 1);
   refused(op("gla", file("gla_heads.h5")), {"dataset 'q'", "not a multiple of H = 2 (from dataset 'gamma' dim 0)"});
   Mat nan = q;
   nan(2, 3) = std::nan("");
-  OpInputFile(file("gla_nan.h5")).mat("q", nan).mat("k", q).mat("v", q).mat("gamma", Mat(Eigen::RowVector2d(-0.1, -0.2)), {2}).num("tau", 1);
+  OpInputFile(file("gla_nan.h5"))
+      .mat("q", nan)
+      .mat("k", q)
+      .mat("v", q)
+      .mat("gamma", Mat(Eigen::RowVector2d(-0.1, -0.2)), {2})
+      .num("tau", 1);
   refused(op("gla", file("gla_nan.h5")), {"dataset 'q': element [2, 3] is nan", "must be finite"});
 
   // a block id past the query's own block, and one listed twice
   const SparseCase c(55);
   std::vector<int64_t> blocks(size_t(c.T * c.G * 2), -1);
   blocks[0] = 20;  // query 0 is at position 600, block 9
-  OpInputFile(file("blocks.h5")).mat("q", c.q).mat("k", stack(c.K), c.heads(c.K)).mat("v", stack(c.V), c.heads(c.V))
-      .ints("blocks", blocks, {hsize_t(c.T), hsize_t(c.G), 2}).whole("pos0", c.pos0).num("tau", 0.25);
+  OpInputFile(file("blocks.h5"))
+      .mat("q", c.q)
+      .mat("k", stack(c.K), c.heads(c.K))
+      .mat("v", stack(c.V), c.heads(c.V))
+      .ints("blocks", blocks, {hsize_t(c.T), hsize_t(c.G), 2})
+      .whole("pos0", c.pos0)
+      .num("tau", 0.25);
   refused(op("sparse_attn", file("blocks.h5")), {"dataset 'blocks': [0, 0, 0] is 20", "in [0, 9]"});
   blocks[0] = 3, blocks[1] = 3;
-  OpInputFile(file("blocks2.h5")).mat("q", c.q).mat("k", stack(c.K), c.heads(c.K)).mat("v", stack(c.V), c.heads(c.V))
-      .ints("blocks", blocks, {hsize_t(c.T), hsize_t(c.G), 2}).whole("pos0", c.pos0).num("tau", 0.25);
+  OpInputFile(file("blocks2.h5"))
+      .mat("q", c.q)
+      .mat("k", stack(c.K), c.heads(c.K))
+      .mat("v", stack(c.V), c.heads(c.V))
+      .ints("blocks", blocks, {hsize_t(c.T), hsize_t(c.G), 2})
+      .whole("pos0", c.pos0)
+      .num("tau", 0.25);
   refused(op("sparse_attn", file("blocks2.h5")), {"row [0, 0] lists block 3 twice"});
-  OpInputFile(file("short_cache.h5")).mat("q", c.q).mat("k", stack(c.K), c.heads(c.K)).mat("v", stack(c.V), c.heads(c.V))
-      .whole("pos0", c.pos0 + 1).num("tau", 0.25);
+  OpInputFile(file("short_cache.h5"))
+      .mat("q", c.q)
+      .mat("k", stack(c.K), c.heads(c.K))
+      .mat("v", stack(c.V), c.heads(c.V))
+      .whole("pos0", c.pos0 + 1)
+      .num("tau", 0.25);
   refused(op("dense_attn", file("short_cache.h5")), {"hold 670 cached positions", "L >= 671"});
 
   // not HDF5; missing; an existing output kept without --force
@@ -258,7 +325,8 @@ TEST_CASE("op: bad inputs exit 2 naming the file, the dataset or attribute, and 
   refused(op("gate", file("missing.h5")), {"missing.h5: no such file"});
   OpInputFile(file("gate_ok.h5")).mat("x", x).mat("z", x);
   std::ofstream(out) << "keep me\n";
-  refused(fmt::format("op gate --in {} --out {}", file("gate_ok.h5"), out), {"exists; pass --force", "nothing was overwritten"});
+  refused(fmt::format("op gate --in {} --out {}", file("gate_ok.h5"), out),
+          {"exists already; it is kept (pass --force to replace it)"});
   std::ifstream kept(out);
   std::string line;
   std::getline(kept, line);

@@ -1,5 +1,6 @@
 // TapFileSink: a tap dump written as a run records, read back by read_taps as exactly what a TapMapSink holds.
 #include <filesystem>
+#include <fstream>
 
 #include "compare/hdf5_io.hpp"
 #include "compare/tap_file_sink.hpp"
@@ -56,22 +57,34 @@ TEST_CASE("tap dump: a file written as taps arrive reads back as the tap map the
   CHECK(want.at("/decode_0000/final/empty").shape == std::vector<int64_t>{3, 0});
 }
 
-TEST_CASE("tap dump: a file never closed is removed, and bad values name the file and the tap", "[hdf5]") {
+TEST_CASE("tap dump: a file never closed never appears, and bad values name the file and the tap", "[hdf5]") {
   const std::string dir = test::scratch_dir("tap_file_sink_bad");
   {
     TapFileSink file(dir + "/half.h5", DumpInfo{});
     const double x = 1;
     file.append("/prefill/embed/out", {1, 1}, &x, false);
-    CHECK(std::filesystem::exists(dir + "/half.h5"));
+    CHECK_FALSE(std::filesystem::exists(dir + "/half.h5"));  // written under a temporary name until close()
   }
-  CHECK_FALSE(std::filesystem::exists(dir + "/half.h5"));
+  CHECK(std::filesystem::is_empty(dir));  // and the temporary is gone
+  {  // an existing file is kept when the sink may not replace it, and by a sink never closed
+    std::ofstream(dir + "/old.h5") << "old";
+    CHECK(test::error_of([&] { TapFileSink(dir + "/old.h5", DumpInfo{}, false, false); }).find("exists already") !=
+          std::string::npos);
+    TapFileSink file(dir + "/old.h5", DumpInfo{});
+  }
+  CHECK(std::filesystem::file_size(dir + "/old.h5") == 3);
+  std::filesystem::remove(dir + "/old.h5");
 
   TapFileSink file(dir + "/bad.h5", DumpInfo{});
   const double half = 0.5;
-  CHECK(test::error_of([&] { file.append("/prefill/layer_00/sparse/select/blocks", {1, 1}, &half, true); }) ==
+  CHECK(test::error_of([&] {
+          file.append("/prefill/layer_00/sparse/select/blocks", {1, 1}, &half, true);
+        }) ==
         dir + "/bad.h5: dataset /prefill/layer_00/sparse/select/blocks: integer tap holds 0.5, expected whole numbers");
-  CHECK(test::error_of([&] { file.append("prefill//x", {1, 1}, &half, false); }).find("is not a path like") !=
-        std::string::npos);
-  CHECK(test::error_of([] { TapFileSink("/nonexistent-folder/x.h5", DumpInfo{}); }).find("cannot create the HDF5 file") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          file.append("prefill//x", {1, 1}, &half, false);
+        }).find("is not a path like") != std::string::npos);
+  CHECK(test::error_of([&] {
+          TapFileSink(dir + "/no-such-folder/x.h5", DumpInfo{});
+        }).find("no-such-folder does not exist") != std::string::npos);
 }

@@ -18,10 +18,10 @@ TEST_CASE("input: an unwritable output folder is bad input naming it, not an int
   const std::string file = write_text(dir + "/a-file", "x");  // a folder cannot be made inside a file
   CliResult r = run_salasim("report --out " + file + "/report --context 4K");
   CHECK(r.exit_code == 2);
-  CHECK(has(r.output, "salasim: error: --out " + file + "/report: cannot create the folder"));
+  CHECK(has(r.output, "salasim: error: --out " + file + "/report: cannot create its folder"));
   r = run_salasim("synth-checkpoint --config scenarios/models/tiny.json --out " + file + "/ckpt");
   CHECK(r.exit_code == 2);
-  CHECK(has(r.output, "--out " + file + "/ckpt: cannot create the folder"));
+  CHECK(has(r.output, "--out " + file + "/ckpt: cannot create its folder"));
   r = run_salasim("verify --backend peer --scenario scenarios/tiny-short.json --dump " + file + "/dump");
   CHECK(r.exit_code == 2);
   CHECK(has(r.output, "--dump " + file + "/dump: cannot create the folder"));
@@ -30,7 +30,8 @@ TEST_CASE("input: an unwritable output folder is bad input naming it, not an int
 
 TEST_CASE("input: synth-checkpoint writes the shards asked for, or refuses more than tensors (row 17)", "[input]") {
   const std::string dir = scratch_dir("input_shards");
-  CliResult r = run_salasim("synth-checkpoint --config scenarios/models/tiny.json --out " + dir + "/many --shards 1000");
+  CliResult r =
+      run_salasim("synth-checkpoint --config scenarios/models/tiny.json --out " + dir + "/many --shards 1000");
   CHECK(r.exit_code == 2);
   CHECK(has(r.output, "--shards 1000: scenarios/models/tiny.json has 49 tensors, so at most 49 shards"));
   CHECK_FALSE(fs::exists(dir + "/many"));
@@ -65,7 +66,8 @@ TEST_CASE("input: params --checkpoint without config.json needs --config (row 20
   fs::remove(dir + "/ck/config.json");
   CliResult r = run_salasim("params --checkpoint " + dir + "/ck");
   CHECK(r.exit_code == 2);
-  CHECK(has(r.output, "--checkpoint " + dir + "/ck: no config.json in it; give the config it was made from with --config"));
+  CHECK(has(r.output,
+            "--checkpoint " + dir + "/ck: no config.json in it; give the config it was made from with --config"));
   r = run_salasim("params --checkpoint " + dir + "/ck --config scenarios/models/tiny.json");
   CHECK(r.exit_code == 0);
   CHECK(has(r.output, "checkpoint matches the inventory"));
@@ -106,7 +108,8 @@ TEST_CASE("exit codes: 0 ok, 1 a check failed, 2 bad input, from the command", "
   const std::string dir = scratch_dir("input_exit_codes");
   REQUIRE(run_salasim("synth-checkpoint --config scenarios/models/tiny.json --out " + dir + "/ck").exit_code == 0);
   // A checkpoint checked against another config: the check fails.
-  CHECK(run_salasim("params --config scenarios/models/minicpm-sala-9b.json --checkpoint " + dir + "/ck").exit_code == 1);
+  CHECK(run_salasim("params --config scenarios/models/minicpm-sala-9b.json --checkpoint " + dir + "/ck").exit_code ==
+        1);
   CHECK(run_salasim("params --config " + dir + "/absent.json").exit_code == 2);
   CHECK(run_salasim("--no-such-flag").exit_code == 2);
   // run --time-limit: stopping early is a failed check (1). Without the CUDA path or a GPU it is 2 (unavailable).

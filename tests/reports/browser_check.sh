@@ -15,9 +15,10 @@ if [ -z "$browser" ]; then
   echo "skipped: no Chromium here (Debian: apt-get install chromium; .ci/setup installs it)"
   exit 77
 fi
-rm -rf "$out"
-mkdir -p "$out"
-"$bin" report --out "$out" --context 4K,64K,1M --hw h200 --hw rtx5090 >"$out/report.log"
+rm -rf "$out" "$out.log"
+mkdir -p "$(dirname "$out")"
+# the report folder is written whole by `report` itself (an existing one would be refused), its log beside it
+"$bin" report --out "$out" --context 4K,64K,1M --hw h200 --hw rtx5090 >"$out.log"
 
 # The numbers the page must show, from `salasim params`, with thousands separators.
 commas() { echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'; }

@@ -59,7 +59,8 @@ std::string write_data(const std::string& dir, const std::string& task, int64_t 
   const std::string path = dir + "/data.jsonl";
   std::ofstream out(path);
   GenSources src{&test::ruler_tokenizer(), &test::ruler_words(), &test::ruler_essay()};
-  for (int i = 0; i < n; ++i) out << sample_json(generate_sample(task_named(task), L, i, GenOptions{}, src)).dump() << "\n";
+  for (int i = 0; i < n; ++i)
+    out << sample_json(generate_sample(task_named(task), L, i, GenOptions{}, src)).dump() << "\n";
   return path;
 }
 
@@ -98,7 +99,8 @@ TEST_CASE("ruler run: a killed run resumes, redoing a torn last line and keeping
     std::ofstream out(o.out, std::ios::trunc);
     out << l[0] << "\n" << l[1] << "\n" << l[2].substr(0, l[2].size() / 2);
   }
-  CHECK(test::error_of([&] { run_samples(o, cfg, tok, rows, make); }).find("results exist; pass --resume") != std::string::npos);
+  CHECK(test::error_of([&] { run_samples(o, cfg, tok, rows, make); }).find("results exist; pass --resume") !=
+        std::string::npos);
   o.resume = true;
   calls = 0;
   s = run_samples(o, cfg, tok, rows, make);
@@ -150,16 +152,23 @@ TEST_CASE("ruler data: RULER's own validation.jsonl reads as is; a bad line name
 
   const std::string bad = dir + "/bad.jsonl";
   auto err = [&](const std::string& line) {
-    std::ofstream(bad) << R"({"index": 0, "input": "x", "outputs": ["1"], "length": 10, "answer_prefix": "y"})" << "\n" << line << "\n";
+    std::ofstream(bad) << R"({"index": 0, "input": "x", "outputs": ["1"], "length": 10, "answer_prefix": "y"})"
+                       << "\n"
+                       << line << "\n";
     return test::error_of([&] { read_samples(bad); });
   };
-  CHECK(err(R"({"index": 1, "outputs": ["1"], "length": 10, "answer_prefix": "y"})") == bad + " line 2: field 'input' is missing");
-  CHECK(err(R"({"index": 1, "input": "x", "outputs": "1", "length": 10, "answer_prefix": "y"})").find(bad + " line 2: field 'outputs' is string") == 0);
-  CHECK(err(R"({"index": 1, "input": "x", "outputs": ["1"], "length": "10", "answer_prefix": "y"})").find(bad + " line 2: field 'length' is string, expected an integer") == 0);
-  CHECK(err(R"({"index": 1, "input": "x", "outputs": ["1"], "length": 10, "answer_prefix": "y", "task": "niah_x"})").find(bad + " line 2: field 'task': unknown task 'niah_x'") == 0);
-  CHECK(err("{not json").find(bad + " line 2: not valid JSON") == 0);
+  CHECK(err(R"({"index": 1, "outputs": ["1"], "length": 10, "answer_prefix": "y"})")
+            .find(bad + " line 2: field 'input' is missing") == 0);
+  CHECK(err(R"({"index": 1, "input": "x", "outputs": "1", "length": 10, "answer_prefix": "y"})")
+            .find(bad + " line 2: field 'outputs' is string") == 0);
+  CHECK(err(R"({"index": 1, "input": "x", "outputs": ["1"], "length": "10", "answer_prefix": "y"})")
+            .find(bad + " line 2: field 'length' is string") == 0);
+  CHECK(err(R"({"index": 1, "input": "x", "outputs": ["1"], "length": 10, "answer_prefix": "y", "task": "niah_x"})")
+            .find(bad + " line 2: field 'task': unknown task 'niah_x'") == 0);
+  CHECK(err("{not json").find(bad + " line 2: not well-formed JSON") == 0);
   const std::string elsewhere = test::scratch_dir("ruler_format_notask") + "/data.jsonl";
-  std::ofstream(elsewhere) << R"({"index": 0, "input": "x", "outputs": ["1"], "length": 10, "answer_prefix": "y"})" << "\n";
+  std::ofstream(elsewhere) << R"({"index": 0, "input": "x", "outputs": ["1"], "length": 10, "answer_prefix": "y"})"
+                           << "\n";
   CHECK(test::error_of([&] { read_samples(elsewhere); }).find("line 1: field 'task' is missing") != std::string::npos);
 }
 

@@ -13,6 +13,7 @@
 
 #ifdef SALASIM_GPU_TESTS
 #include "gpu/common.hpp"
+#include "scenarios/no_gpu.hpp"
 #endif
 
 int main(int argc, char** argv) {
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) listing |= std::strncmp(argv[i], "--list", 6) == 0;
   std::string why;
   if (!listing && !salasim::gpu::available(&why)) {
-    std::printf("skipped: no GPU (%s)\n", why.c_str());
+    std::printf("skipped: no GPU (%s)\n", salasim::plain_no_gpu_reason(why).c_str());
     return 77;
   }
 #endif
