@@ -6,12 +6,14 @@
 //   inputs: compare gpu/golden_inputs.txt (what that hash covers) with a CUDA build's compiler output; --write
 //   rewrites it.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "compare/gpu_inputs.hpp"
+#include "compare/report.hpp"
 #include "compare/source_hash.hpp"
 #include "model/error.hpp"
 #include "model/output_file.hpp"
@@ -28,6 +30,8 @@ struct GoldenArgs {
   std::string golden;  // record: --out; check: --golden
   bool all = false;
   bool force = false;  // record: replace an existing --out
+  bool json = false;   // check: the result as JSON
+  ProgressFlags progress;
 };
 
 std::string golden_for(const std::string& scenario_name) { return "tests/golden/" + scenario_name + ".h5"; }
@@ -85,15 +89,48 @@ int run_check(const GoldenArgs& a) {
   if (s.name != g.meta.scenario)
     fail("{}: the golden was recorded on scenario '{}', but {} is scenario '{}'", shown, g.meta.scenario,
          source_relative(scenario_path), s.name);
-  // Every tap, not only the golden's: what the golden must hold comes from the reference's full run.
-  const Truth truth = run_truth(s, TapFilter::all(), ref::load_ref_weights(s.cfg, s.weights));
+  // Every tap, not only the golden's: what the golden must hold comes from the reference's full run (minutes for
+  // the default scenario on a small machine: progress on stderr).
+  std::unique_ptr<Progress> progress =
+      make_progress({a.progress.progress, a.progress.quiet, a.json}, s, {"reference", "peer"});
+  const Truth truth =
+      run_truth(s, TapFilter::all(), ref::load_ref_weights(s.cfg, s.weights), progress_hooks(progress.get()));
+  if (progress) progress->done();
   GoldenCheck c;
   try {
     c = check_golden(g, s, truth, gpu_source_hash(), shown);
   } catch (const Error& e) {  // e.g. the scenario's prompt changed under the golden: it must be re-recorded
-    fmt::print("golden check of {}: FAIL: {}\nRe-record it on a GPU machine:\n  {}\n", shown, e.what(),
-               rerecord_command(g.meta.scenario_path, shown));
+    const std::string again = rerecord_command(g.meta.scenario_path, shown);
+    if (a.json) {
+      fmt::print("{}\n",
+                 nlohmann::json{{"golden", shown}, {"pass", false}, {"error", e.what()}, {"rerecord", again}}.dump(2));
+      return 1;
+    }
+    fmt::print("golden check of {}: FAIL: {}\nRe-record it on a GPU machine:\n  {}\n", shown, e.what(), again);
     return 1;
+  }
+  if (a.json) {
+    const GoldenMeta& m = g.meta;
+    nlohmann::json j = {{"golden", shown},
+                        {"pass", c.pass()},
+                        {"scenario", {{"name", c.scenario}, {"ok", c.scenario_ok}, {"recorded_on", m.scenario}}},
+                        {"prefill_rows", {{"ok", c.rows_ok}, {"recorded", m.rows}, {"now", c.rows}}},
+                        {"tap_set_ok", c.tap_set_ok()},
+                        {"taps", g.taps.size()},
+                        {"device", m.device},
+                        {"git_revision", m.git_revision},
+                        {"created", m.created},
+                        {"gpu_sources",
+                         {{"recorded", c.recorded_hash},
+                          {"now", c.current_hash},
+                          {"match", c.hash_ok()},
+                          {"changed", c.changed_inputs}}},
+                        {"report", report_json(c.report)},
+                        {"times",
+                         {{"reference", format_times(truth.ref_times)}, {"peer", format_times(truth.peer_times)}}}};
+    if (!c.pass()) j["rerecord"] = c.rerecord;
+    fmt::print("{}\n", j.dump(2));
+    return c.pass() ? 0 : 1;
   }
   fmt::print("{}", format_golden_check(c, g, shown, a.all));
   fmt::print("reference {}; peer {}\n", format_times(truth.ref_times), format_times(truth.peer_times));
@@ -160,6 +197,8 @@ void add_golden(CLI::App& app, Run& run) {
   chk->add_option("--scenario", c->scenario, "scenario file (default: the one the golden was recorded on)");
   chk->add_option("--golden", c->golden, "golden file (default tests/golden/<scenario>.h5)");
   chk->add_flag("--all", c->all, "print every tap, not only the failing ones");
+  chk->add_flag("--json", c->json, "the result as JSON: each check, the hashes and the inputs that changed, every tap");
+  add_progress_flags(chk, c->progress);
   chk->callback([c, &run] { run = [c] { return run_check(*c); }; });
 
   auto in = std::make_shared<InputsArgs>();

@@ -27,8 +27,9 @@ struct Args {
   bool extrapolate = false;
   bool json = false;
   std::vector<std::string> taps{"*"};
-  std::string dump_taps;  // a tap dump of every recorded tap
-  bool force = false;     // replace an existing --dump-taps
+  std::string dump_taps;   // a tap dump of every recorded tap
+  bool force = false;      // replace an existing --dump-taps
+  ProgressFlags progress;  // --progress, --quiet
 };
 
 // A tap's summary, folded as its rows arrive, so the run keeps no tap (the dump, if any, streams to its file).
@@ -87,6 +88,13 @@ int run(const Args& a) {
   ref::RefOptions opt;
   opt.num = a.peer ? ref::peer() : ref::f64();
   opt.rope = a.exact_rope ? ref::RopeAngles::Exact : ref::RopeAngles::Fp32;
+  // a 9000-token scenario takes a minute or more on a small machine: where the run is, on stderr
+  std::unique_ptr<Progress> progress =
+      make_progress({a.progress.progress, a.progress.quiet, a.json}, s, {a.peer ? "peer" : "reference"});
+  if (progress)
+    opt.on_layer = [p = progress.get()](const ref::RefModel& m, int layer, int64_t rows) {
+      p->layer_done(0, m.phase, m.len, rows, layer);
+    };
   SummarySink summary;
   int dumped = 0;
   RefRun r;
@@ -98,6 +106,7 @@ int run(const Args& a) {
     r = run_reference_to(s, opt, TapFilter{a.taps}, both);
     dumped = file.close();
   }
+  if (progress) progress->done();
 
   std::vector<std::pair<std::string, const Summary*>> rows;
   for (auto& [name, t] : summary.taps) rows.emplace_back(name, &t);
@@ -160,6 +169,7 @@ void add_ref(CLI::App& app, Run& run_out) {
                 "(refused when it exists, unless --force)");
   c->add_flag("--force", a->force, "replace --dump-taps when it exists");
   c->add_flag("--json", a->json, "machine-readable output");
+  add_progress_flags(c, a->progress);
   c->callback([a, &run_out] { run_out = [a] { return run(*a); }; });
 }
 

@@ -44,11 +44,12 @@ struct VerifyArgs {
   bool force = false;     // replace existing dump files
   bool json = false;
   bool failures_only = false;
-  bool progress = false;
+  ProgressFlags progress;  // --progress, --quiet
   int64_t tokens = 0;
   bool extrapolate = false;
   int spot = 0;
   std::vector<int> spot_layers;
+  ProgressFlags flags() const { return {progress.progress, progress.quiet, json}; }
 };
 
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
@@ -212,23 +213,6 @@ GoldenPart golden_check(GoldenPart g, const Scenario& s, const StreamResult& str
   return g;
 }
 
-// Progress on stderr for the runs that report layers, when asked or when stderr is a terminal (never in the way
-// of --json on stdout unless asked).
-std::unique_ptr<Progress> make_progress(const VerifyArgs& a, const Scenario& s, std::vector<std::string> runs) {
-  const bool on = a.progress || (!a.json && isatty(STDERR_FILENO));
-  if (!on) return nullptr;
-  return std::make_unique<Progress>(s, std::move(runs), stderr, isatty(STDERR_FILENO) != 0);
-}
-
-PairOptions progress_hooks(Progress* p) {
-  PairOptions o;
-  if (p)
-    o.on_layer = [p](bool peer, const ref::RefModel& m, int layer, int64_t rows) {
-      p->layer_done(peer ? 1 : 0, m.phase, m.len, rows, layer);
-    };
-  return o;
-}
-
 // The failing taps of `report` and the taps their ops read: what a failure dump holds.
 KeepTaps dump_keep(const CompareReport& report) {
   KeepTaps k;
@@ -287,7 +271,7 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
       "running the float64 reference and the peer side by side ({} thread(s) each), comparing every tap as both "
       "produce it ...\n",
       threads_per_run());
-  std::unique_ptr<Progress> progress = make_progress(a, s, {"reference", "peer"});
+  std::unique_ptr<Progress> progress = make_progress(a.flags(), s, {"reference", "peer"});
   TapDumps dumps = TapDumps::open(a, s, "");
   PairOptions hooks = progress_hooks(progress.get());
   dumps.attach(hooks);
@@ -314,7 +298,7 @@ FullRun run_peer_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr<co
         f.report.failed);
     const KeepTaps keep = dump_keep(f.report);
     check_second_pass_memory(s, keep);
-    std::unique_ptr<Progress> again = make_progress(a, s, {"reference", "peer"});
+    std::unique_ptr<Progress> again = make_progress(a.flags(), s, {"reference", "peer"});
     StreamedTruth d = run_truth_streaming(s, w, keep, progress_hooks(again.get()));
     if (again) again->done();
     const std::string path = dump_path(a.dump, s.name + "-failures.h5");
@@ -334,7 +318,7 @@ FullRun run_backend_mode(const VerifyArgs& a, const Scenario& s, std::shared_ptr
                          Backend& backend, const Out& out) {
   FullRun f;
   out.say("running the float64 reference and the peer side by side ({} thread(s) each) ...\n", threads_per_run());
-  std::unique_ptr<Progress> progress = make_progress(a, s, {"reference", "peer"});
+  std::unique_ptr<Progress> progress = make_progress(a.flags(), s, {"reference", "peer"});
   Truth truth;
   TapDumps dumps = TapDumps::open(a, s, backend.name());
   {
@@ -455,12 +439,21 @@ int run_spot(const VerifyArgs& a, const Scenario& s, const Out& out) {
   if (ch.peer) out.say("PEER MODE: the peer stands in for the GPU: this checks the spot-check machinery, not a GPU\n");
   out.say("layers {}, query positions {} (GLA window from {}); the backend's prefill hands them over ...\n",
           fmt::join(req.layers, ","), fmt::join(req.positions, ","), req.window_start);
+  // a spot check's work is two stages without layers to count: each shown with its elapsed time
+  std::unique_ptr<Progress> progress = make_progress(a.flags(), s, {});
+  if (progress)
+    progress->stage(fmt::format("backend {}: prefill of {} tokens and the hand-over of {} layers", ch.backend->name(),
+                                s.prompt.size(), req.layers.size()));
   const auto t0 = clock_type::now();
   const std::vector<SpotInput> inputs = ch.backend->spot_inputs(s, req);
   const double backend_s = since(t0);
+  if (progress)
+    progress->stage(
+        fmt::format("reference: recomputing {} positions of {} layers", req.positions.size(), req.layers.size()));
   const auto t1 = clock_type::now();
   const SpotCheck check = check_spots(s.cfg, inputs);
   const double check_s = since(t1);
+  if (progress) progress->done();
   std::string dumped;
   if (!a.dump.empty() && !check.report.pass()) {
     const std::string path = dump_path(a.dump, s.name + "-spot-failures.h5");
@@ -529,9 +522,7 @@ void add_verify(CLI::App& app, Run& run) {
   c->add_flag("--force", a->force, "replace dump files of --dump and --dump-taps that exist (else they are refused)");
   c->add_flag("--json", a->json, "machine-readable output");
   c->add_flag("--failures-only", a->failures_only, "print only the failing taps (and the totals)");
-  c->add_flag("--progress", a->progress,
-              "progress on stderr (phase, prefill piece and layer, elapsed, estimate left) even when stderr is not a "
-              "terminal or with --json; on a terminal it is on unless --json");
+  add_progress_flags(c, a->progress);
   c->add_option("--tokens", a->tokens, "prompt length (random tokens), overriding the scenario's prompt")
       ->check(whole_number(1, kExtrapolationFactor * kMaxPositions));
   c->add_flag("--extrapolate", a->extrapolate,

@@ -193,4 +193,27 @@ DumpInfo dump_info(const Scenario& s, const std::string& backend) {
   return info;
 }
 
+std::unique_ptr<Progress> make_progress(const ProgressFlags& f, const Scenario& s, std::vector<std::string> runs) {
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const bool on = !f.quiet && (f.progress || (!f.json && tty));
+  if (!on) return nullptr;
+  return std::make_unique<Progress>(s, std::move(runs), stderr, tty);
+}
+
+PairOptions progress_hooks(Progress* p) {
+  PairOptions o;
+  if (p)
+    o.on_layer = [p](bool peer, const ref::RefModel& m, int layer, int64_t rows) {
+      p->layer_done(peer ? 1 : 0, m.phase, m.len, rows, layer);
+    };
+  return o;
+}
+
+void add_progress_flags(CLI::App* c, ProgressFlags& f) {
+  c->add_flag("--progress", f.progress,
+              "progress on stderr (phase, prefill piece and layer, elapsed, estimate left) even when stderr is not a "
+              "terminal or with --json; on a terminal it is on unless --quiet or --json");
+  c->add_flag("--quiet", f.quiet, "no progress on stderr");
+}
+
 }  // namespace salasim::cli

@@ -3,14 +3,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "compare/hdf5_io.hpp"
 #include "model/data_path.hpp"
-
-namespace salasim {
-struct Scenario;
-}
+#include "scenarios/progress.hpp"
+#include "scenarios/truth_pair.hpp"
 
 namespace salasim::cli {
 
@@ -62,6 +62,20 @@ void check_dump_room(const std::string& dir, double bytes, const std::string& op
 // non-regular file, exists and !force (model/output_file.hpp), its folder cannot be made or written, or the taps
 // (`bytes`, 0 when unknown) would not fit there.
 void check_dump_target(const std::string& file, double bytes, bool force, const std::string& option = "--dump-taps");
+
+// Progress on stderr for a long command (scenarios/progress.hpp): shown when asked (--progress), or when stderr is a
+// terminal and neither --quiet nor --json asks for silence; null when not shown. `runs` names the runs that report
+// layers ("reference", "peer").
+struct ProgressFlags {
+  bool progress = false;  // --progress: shown even when stderr is not a terminal
+  bool quiet = false;     // --quiet: never shown
+  bool json = false;      // --json: not shown unless --progress
+};
+std::unique_ptr<Progress> make_progress(const ProgressFlags& f, const Scenario& s, std::vector<std::string> runs);
+// The layer hooks of the reference and peer runs (scenarios/truth_pair.hpp) feeding `p` (none when p is null).
+PairOptions progress_hooks(Progress* p);
+// --progress and --quiet on a subcommand.
+void add_progress_flags(CLI::App* c, ProgressFlags& f);
 
 // A dump's file attributes: the scenario's name, this build's revision, `backend` ("reference", "peer", "cuda:H200").
 DumpInfo dump_info(const Scenario& s, const std::string& backend);

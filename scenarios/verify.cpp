@@ -23,10 +23,11 @@ TapFilter with_selections(const ModelConfig& c, TapFilter f) {
   return f;
 }
 
-Truth run_truth(const Scenario& s, const TapFilter& filter, std::shared_ptr<const ref::RefWeights> weights) {
+Truth run_truth(const Scenario& s, const TapFilter& filter, std::shared_ptr<const ref::RefWeights> weights,
+                const PairOptions& opt) {
   Truth t;
   TapMapSink ref_sink(&t.ref), peer_sink(&t.peer);
-  PairTimes times = run_ref_and_peer(s, with_selections(s.cfg, filter), std::move(weights), ref_sink, peer_sink);
+  PairTimes times = run_ref_and_peer(s, with_selections(s.cfg, filter), std::move(weights), ref_sink, peer_sink, opt);
   t.ref_times = std::move(times.ref);
   t.peer_times = std::move(times.peer);
   return t;

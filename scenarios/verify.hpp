@@ -29,7 +29,9 @@ TapFilter with_selections(const ModelConfig& c, TapFilter f);
 // Runs the reference and the peer on `s` side by side (scenarios/truth_pair.hpp) with one copy of the weights
 // (nullptr: loaded here), recording `filter` (the selections are always recorded: the peer is forced with them) and
 // keeping every recorded tap of both.
-Truth run_truth(const Scenario& s, const TapFilter& filter, std::shared_ptr<const ref::RefWeights> weights = nullptr);
+// `opt`: the runs' hooks (progress lines).
+Truth run_truth(const Scenario& s, const TapFilter& filter, std::shared_ptr<const ref::RefWeights> weights = nullptr,
+                const PairOptions& opt = {});
 
 // Verify's peer mode, where the backend is the peer: the reference and the peer side by side with every tap
 // compared as both produce it (compare/stream_compare.hpp), so memory holds a few layers' taps instead of both runs'.

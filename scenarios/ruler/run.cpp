@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "model/error.hpp"
@@ -56,6 +57,18 @@ std::string shard_path(const std::string& out, const Shard& s) {
 
 std::string sample_id(const Sample& s) { return fmt::format("{}/{}/{}", s.task, s.max_seq_length, s.index); }
 
+std::vector<std::string> sample_ids(const std::vector<DataLine>& data) {
+  std::map<std::string, int64_t> seen;  // base id -> occurrences so far
+  std::vector<std::string> out;
+  out.reserve(data.size());
+  for (const DataLine& d : data) {
+    const std::string base = sample_id(d.sample);
+    const int64_t k = ++seen[base];
+    out.push_back(k == 1 ? base : fmt::format("{}.{}", base, k));
+  }
+  return out;
+}
+
 std::unique_ptr<ResultsFile> open_results_file(const RunOptions& o) {
   const std::string out = shard_path(o.out, o.shard);
   refuse_same_file(out, o.shard.n > 1 ? "--out (this shard's file)" : "--out", o.data, "--data");
@@ -98,12 +111,12 @@ RunSummary run_samples(const RunOptions& o, ResultsFile& results, const ModelCon
   if (tok.vocab_size() > cfg.vocab_size)
     fail("{}: the tokenizer produces ids up to {} but {} has vocab_size {}: they do not fit the model's vocabulary",
          tok.path(), tok.vocab_size() - 1, cfg.source, cfg.vocab_size);
-  // this shard's samples, ids unique
+  // this shard's samples and every sample's id (sample_ids: unique even where RULER's index repeats)
+  const std::vector<std::string> ids = sample_ids(data);
+  std::map<const DataLine*, std::string> id_of;
   std::vector<const DataLine*> mine;
-  std::set<std::string> seen;
   for (size_t i = 0; i < data.size(); ++i) {
-    const std::string id = sample_id(data[i].sample);
-    if (!seen.insert(id).second) fail("{} line {}: sample id {} appears twice", o.data, data[i].line, id);
+    id_of[&data[i]] = ids[i];
     if (int(i % size_t(o.shard.n)) == o.shard.k) mine.push_back(&data[i]);
   }
   sum.total = int64_t(mine.size());
@@ -114,7 +127,7 @@ RunSummary run_samples(const RunOptions& o, ResultsFile& results, const ModelCon
       for (const std::string& id : results_ids(f)) done.insert(id);
   std::vector<const DataLine*> todo;
   for (const DataLine* d : mine)
-    if (!done.count(sample_id(d->sample))) todo.push_back(d);
+    if (!done.count(id_of.at(d))) todo.push_back(d);
   sum.skipped = sum.total - int64_t(todo.size());
   if (!o.quiet) {
     fmt::print(stderr, "ruler run: {} samples in {}{}; {} already done{}; {} to run -> {}\n", sum.total, o.data,
@@ -149,6 +162,7 @@ RunSummary run_samples(const RunOptions& o, ResultsFile& results, const ModelCon
   for (size_t i = 0; i < todo.size(); ++i) {
     const DataLine& d = *todo[i];
     const Sample& s = d.sample;
+    const std::string& id = id_of.at(&d);
     const auto t0 = clock::now();
     const std::string text = s.input + s.answer_prefix;
     const Encoded enc = tok.encode_with_spans(text);
@@ -181,7 +195,7 @@ RunSummary run_samples(const RunOptions& o, ResultsFile& results, const ModelCon
     go.on_prefill = [&](int64_t done_tok, int64_t total) {
       const double el = std::chrono::duration<double>(clock::now() - t0).count();
       if (!o.quiet && (el - last_print > 10 || done_tok == total) && total > 65536) {
-        fmt::print(stderr, "  sample {}: prefill {}/{} tokens, {:.0f} tokens/s\n", sample_id(s), done_tok, total,
+        fmt::print(stderr, "  sample {}: prefill {}/{} tokens, {:.0f} tokens/s\n", id, done_tok, total,
                    double(done_tok) / std::max(el, 1e-9));
         std::fflush(stderr);
         last_print = el;
@@ -214,7 +228,7 @@ RunSummary run_samples(const RunOptions& o, ResultsFile& results, const ModelCon
     }
     nlohmann::json jspans = nlohmann::json::array();
     for (auto [b, e] : spans) jspans.push_back({b, e});
-    nlohmann::json j = {{"id", sample_id(s)},
+    nlohmann::json j = {{"id", id},
                         {"task", s.task},
                         {"length", s.max_seq_length},
                         {"index", s.index},
@@ -252,8 +266,8 @@ RunSummary run_samples(const RunOptions& o, ResultsFile& results, const ModelCon
       fmt::print(
           stderr,
           "[{}/{}] {} score {:.2f}{} | prefill {} tokens {:.2f} s ({:.0f} tokens/s), {} new tokens | sample {:.1f} s | ETA {}\n",
-          sum.skipped + int64_t(i) + 1, sum.total, sample_id(s), score, pred.empty() ? " (null)" : "", n_prompt,
-          g.prefill_s, double(n_prompt) / std::max(g.prefill_s, 1e-9), g.tokens.size(), sample_s, hms(eta));
+          sum.skipped + int64_t(i) + 1, sum.total, id, score, pred.empty() ? " (null)" : "", n_prompt, g.prefill_s,
+          double(n_prompt) / std::max(g.prefill_s, 1e-9), g.tokens.size(), sample_s, hms(eta));
       std::fflush(stderr);
     }
   }

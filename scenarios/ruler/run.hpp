@@ -41,8 +41,12 @@ struct RunSummary {
   std::string out;
 };
 
-// The sample's id in results: "<task>/<max_seq_length>/<index>" (unique across shards and files of one run).
+// The sample's id in results: "<task>/<max_seq_length>/<index>".
 std::string sample_id(const Sample& s);
+// The ids of a data file's samples, in order: sample_id, and where RULER's `index` repeats (files concatenated from
+// prepare.py's chunks, --chunk_idx / --chunk_amount, each number their samples from 0) the k-th repetition of an id
+// gets ".k" (k >= 2). The same file in the same order gives the same ids, so --resume and the shards agree on them.
+std::vector<std::string> sample_ids(const std::vector<DataLine>& data);
 
 // Opens the results file this run writes (shard_path(o.out, o.shard)) under the rules of results_file.hpp: not
 // the data file nor an --also-done file, locked, checked, resumed or replaced. Call it before any long work (a

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -29,7 +30,7 @@ std::string read_file(const std::string& path, const std::string& what) {
 }
 
 // The text between the line starting "*** START OF" and the line starting "*** END OF", when both exist.
-std::string strip_gutenberg(const std::string& t) {
+std::string between_gutenberg_markers(const std::string& t) {
   const size_t s = t.find("*** START OF");
   if (s == std::string::npos) return t;
   const size_t body = t.find('\n', s);
@@ -38,12 +39,46 @@ std::string strip_gutenberg(const std::string& t) {
   return t.substr(body + 1, e - body - 1);
 }
 
+// Where the book itself begins: the first line that opens a chapter or book one ("CHAPTER 1. Loomings.",
+// "Chapter I", "BOOK ONE"), when one lies in the first 40% of the text; else 0. What comes before it in a Gutenberg
+// text is front matter: who produced the etext, transcriber's notes, the title page, the contents.
+size_t book_start(const std::string& t) {
+  static const std::regex opening(R"((^|\n)[ \t]*(CHAPTER|Chapter|BOOK|Book)[ \t]+(1|I|ONE|One)\b)");
+  std::smatch m;
+  const std::string head = t.substr(0, t.size() * 2 / 5);
+  if (!std::regex_search(head, m, opening)) return 0;
+  return size_t(m.position(0)) + (m[1].length() > 0 ? 1 : 0);
+}
+
+// A Gutenberg text reduced to the book: between the markers, from the first chapter, to before the "End of
+// Project Gutenberg's ..." line, and without any paragraph that still names Project Gutenberg (a licence note).
+// RULER's haystacks are prose; a needle must never sit in a licence or a producer's credit.
+std::string strip_gutenberg(const std::string& text) {
+  std::string t = between_gutenberg_markers(text);
+  t.erase(0, book_start(t));
+  for (const char* end : {"End of Project Gutenberg", "End of the Project Gutenberg", "END OF THE PROJECT GUTENBERG"})
+    if (const size_t e = t.find(end); e != std::string::npos) t.erase(e);
+  std::string out;
+  size_t i = 0;
+  while (i < t.size()) {  // paragraphs: separated by a blank line (CRLF or LF)
+    size_t j = t.find("\n\n", i), k = t.find("\n\r\n", i);
+    const size_t stop = std::min(j == std::string::npos ? t.size() : j, k == std::string::npos ? t.size() : k);
+    const std::string para = t.substr(i, stop - i);
+    if (para.find("Gutenberg") == std::string::npos && para.find("gutenberg.org") == std::string::npos)
+      out += para + "\n\n";
+    i = stop == t.size() ? stop : t.find_first_not_of("\r\n", stop);
+    if (i == std::string::npos) break;
+  }
+  return out;
+}
+
 bool is_abbreviation(std::string w) {
   while (!w.empty() && (w.back() == '.' || w.back() == '"' || w.back() == '\'' || w.back() == ')')) w.pop_back();
   while (!w.empty() && (w.front() == '"' || w.front() == '\'' || w.front() == '(')) w.erase(w.begin());
   if (w.size() == 1 && std::isupper(static_cast<unsigned char>(w[0]))) return true;  // an initial: "J."
-  static const std::set<std::string> abbr = {"Mr", "Mrs", "Ms", "Dr", "St", "Mt", "Capt", "Col", "Gen", "Lt", "Sr", "Jr",
-                                             "vs", "etc", "Prof", "Rev", "No", "Vol", "viz", "i.e", "e.g", "Esq"};
+  static const std::set<std::string> abbr = {"Mr",  "Mrs", "Ms",  "Dr",  "St",  "Mt",  "Capt", "Col",
+                                             "Gen", "Lt",  "Sr",  "Jr",  "vs",  "etc", "Prof", "Rev",
+                                             "No",  "Vol", "viz", "i.e", "e.g", "Esq"};
   return abbr.count(w) > 0;
 }
 
@@ -60,8 +95,10 @@ bool ends_sentence(const std::string& w) {
 bool starts_sentence(const std::string& w) {
   size_t i = 0;
   while (i < w.size() && (w[i] == '"' || w[i] == '\'' || w[i] == '(' || w[i] == '[')) ++i;
-  if (i + 3 <= w.size() && static_cast<unsigned char>(w[i]) == 0xE2 && static_cast<unsigned char>(w[i + 1]) == 0x80) i += 3;
-  return i < w.size() && (std::isupper(static_cast<unsigned char>(w[i])) || std::isdigit(static_cast<unsigned char>(w[i])));
+  if (i + 3 <= w.size() && static_cast<unsigned char>(w[i]) == 0xE2 && static_cast<unsigned char>(w[i + 1]) == 0x80)
+    i += 3;
+  return i < w.size() &&
+         (std::isupper(static_cast<unsigned char>(w[i])) || std::isdigit(static_cast<unsigned char>(w[i])));
 }
 
 std::vector<std::string> read_list(const fs::path& p) {
@@ -101,7 +138,8 @@ Essay load_essay(const std::string& path) {
   std::istringstream ss(t);
   std::string w;
   while (ss >> w) e.words.push_back(w);
-  if (e.words.size() < 1000) fail("{}: {} words, expected a long English text (>= 1000 words) for the essay haystack", path, e.words.size());
+  if (e.words.size() < 1000)
+    fail("{}: {} words, expected a long English text (>= 1000 words) for the essay haystack", path, e.words.size());
   return e;
 }
 
@@ -130,9 +168,10 @@ WordLists load_word_lists(const std::string& dir) {
   }
   if (d.empty()) d = python_wonderwords_dir(), how = "python3's wonderwords package";
   if (d.empty())
-    fail("no word lists for the keys: install RULER's source of them, the `wonderwords` Python package (python3 -m pip "
-         "install wonderwords; .ci/setup does), or name a folder holding adjectivelist.txt and nounlist.txt with "
-         "--words DIR or $SALASIM_RULER_WORDS");
+    fail(
+        "no word lists for the keys: install RULER's source of them, the `wonderwords` Python package (python3 -m pip "
+        "install wonderwords; .ci/setup does), or name a folder holding adjectivelist.txt and nounlist.txt with "
+        "--words DIR or $SALASIM_RULER_WORDS");
   const fs::path a = fs::path(d) / "adjectivelist.txt", n = fs::path(d) / "nounlist.txt";
   if (!fs::exists(a) || !fs::exists(n)) fail("{} (from {}): expected adjectivelist.txt and nounlist.txt there", d, how);
   WordLists w;

@@ -2,6 +2,8 @@
 """Every relative link in README.md and docs/*.md resolves: the file or folder exists, and a #fragment names a
 heading (or an explicit <a id/name> anchor) of the target Markdown file, as GitHub renders it.
 
+README.md's documentation table lists every docs/*.md page.
+
 Usage: check_links.py SOURCE_DIR. Prints one line per broken link and exits 1, or "check_links: OK ..." and 0.
 Links inside fenced code blocks and inline code are not links; http(s):, mailto: and other schemes are not checked
 (nothing here may need the network)."""
@@ -93,11 +95,26 @@ def check_file(path, source, problems):
     return links
 
 
+def check_listed(source, problems):
+    """README.md's documentation table (its "## Documentation" section) links every page of docs/."""
+    with open(os.path.join(source, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    at = text.find("\n## Documentation")
+    section = text[at:] if at >= 0 else ""
+    end = section.find("\n## ", 1)
+    section = section[:end] if end > 0 else section
+    listed = {os.path.normpath(t.partition("#")[0]) for t in LINK.findall(section)}
+    for name in sorted(os.listdir(os.path.join(source, "docs"))):
+        if name.endswith(".md") and os.path.join("docs", name) not in listed:
+            problems.append(f"README.md: the documentation table does not list docs/{name}")
+
+
 def main():
     source = os.path.abspath(sys.argv[1])
     files = markdown_files(source)
     problems = []
     links = sum(check_file(p, source, problems) for p in files)
+    check_listed(source, problems)
     finish(problems, f"check_links: {len(problems)} broken link(s) of {links} in {len(files)} files",
            f"check_links: OK, {links} relative links in {len(files)} files resolve")
 

@@ -21,6 +21,7 @@
 #include "scenarios/ruler/results_file.hpp"
 #include "scenarios/ruler/run.hpp"
 #include "scenarios/ruler/sample_io.hpp"
+#include "scenarios/ruler/sources.hpp"
 #include "tests/support/catch.hpp"
 #include "tests/support/errors.hpp"
 #include "tests/support/paths.hpp"
@@ -479,4 +480,76 @@ TEST_CASE("ruler report: --out is a new folder built whole; an existing one need
       R"({"id": "niah_single_1/300/0", "task": "niah_single_1", "length": 300, "index": 0, "score": 0.5, "prediction": "", "outputs": ["1"], "selection": [{"layers": [{"layer": 99999999999, "recall": 0.5}]}]})"
       "\n");
   CHECK(has(test::error_of([&] { ruler_report(o); }), "'layer' in [0, 4095]"));
+}
+
+// RULER's prepare.py numbers each chunk's samples from 0 (--chunk_idx / --chunk_amount), so a data file made by
+// concatenating chunks repeats (task, length, index): the ids must still be unique and stable, and the results
+// file must take them.
+TEST_CASE("ruler ids: a repeated index gets .2, .3 in file order, and results lines with such ids are results lines",
+          "[ruler]") {
+  auto line = [](int64_t index, int64_t at) {
+    DataLine d;
+    d.sample.task = "niah_single_1";
+    d.sample.max_seq_length = 4096;
+    d.sample.index = index;
+    d.line = at;
+    return d;
+  };
+  const std::vector<DataLine> data = {line(0, 1), line(1, 2), line(0, 3), line(1, 4), line(0, 5)};
+  CHECK(sample_ids(data) == std::vector<std::string>{"niah_single_1/4096/0", "niah_single_1/4096/1",
+                                                     "niah_single_1/4096/0.2", "niah_single_1/4096/1.2",
+                                                     "niah_single_1/4096/0.3"});
+  CHECK(sample_ids(data) == sample_ids(data));  // the same file in the same order: the same ids (--resume)
+  nlohmann::json j = nlohmann::json::parse(results_line("niah_single_1", 4096, 0));
+  CHECK(results_line_problem(j).empty());
+  for (const char* ok : {"niah_single_1/4096/0.2", "niah_single_1/4096/0.17"}) {
+    j["id"] = ok;
+    CHECK(results_line_problem(j).empty());
+  }
+  for (const char* bad : {"niah_single_1/4096/0.1", "niah_single_1/4096/0.0", "niah_single_1/4096/0.02",
+                          "niah_single_1/4096/0.x", "niah_single_1/4096/0.", "niah_single_1/4096/1.2"}) {
+    j["id"] = bad;
+    INFO(bad);
+    CHECK(results_line_problem(j).find("field 'id'") != std::string::npos);
+  }
+}
+
+// The essay haystack is the book alone: a needle must never land in a producer's credit, transcriber's notes, the
+// contents or the licence of the Gutenberg file it comes from.
+TEST_CASE("ruler essay: the haystack is the book from its first chapter, without Gutenberg's front matter or licence",
+          "[ruler]") {
+  const fs::path dir = test::scratch_dir("ruler_essay");
+  std::string book =
+      "\xEF\xBB\xBFThe Project Gutenberg EBook of A Test, by Someone\r\n\r\nThis eBook is for the use of anyone\r\n"
+      "*** START OF THIS PROJECT GUTENBERG EBOOK A TEST ***\r\n\r\nProduced by A. Volunteer\r\n\r\n"
+      "Transcriber's Notes: none.\r\n\r\nCONTENTS\r\n\r\n";
+  for (int c = 1; c <= 3; ++c) {
+    book += fmt::format("CHAPTER {}. A chapter.\r\n\r\n", c);
+    for (int p = 0; p < 40; ++p) book += "The sea was calm and the crew slept, and nobody spoke of the whale.\r\n\r\n";
+    if (c == 2) book += "A paragraph about Project Gutenberg inside the body is dropped too.\r\n\r\n";
+  }
+  book +=
+      "End of Project Gutenberg's A Test, by Someone\r\n\r\n*** END OF THIS PROJECT GUTENBERG EBOOK A TEST ***\r\n"
+      "Section 1. General Terms of Use and Redistributing Project Gutenberg-tm electronic works\r\n";
+  std::ofstream(dir / "book.txt", std::ios::binary) << book;
+  auto joined = [](const ruler::Essay& e) {
+    std::string s;
+    for (const std::string& w : e.words) s += w + " ";
+    return s;
+  };
+  const std::string t = joined(load_essay((dir / "book.txt").string()));
+  CHECK(t.rfind("CHAPTER 1. A chapter. The sea was calm", 0) == 0);
+  for (const char* gone : {"Gutenberg", "EBook", "eBook", "Produced", "Transcriber", "CONTENTS", "General Terms"}) {
+    INFO(gone);
+    CHECK(t.find(gone) == std::string::npos);
+  }
+  CHECK(t.find("CHAPTER 3. A chapter.") != std::string::npos);
+  // the shipped haystack (Moby-Dick, .ci/setup installs it)
+  REQUIRE(fs::exists(kDefaultEssay));
+  const std::string m = joined(load_essay(kDefaultEssay));
+  CHECK(m.rfind("CHAPTER 1. Loomings. Call me Ishmael.", 0) == 0);
+  for (const char* gone : {"Gutenberg", "EBook", "Produced by Daniel", "Transcriber", "gutenberg.org"}) {
+    INFO(gone);
+    CHECK(m.find(gone) == std::string::npos);
+  }
 }
