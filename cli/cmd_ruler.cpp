@@ -24,6 +24,7 @@
 #include "model/tokenizer.hpp"
 #include "model/weights.hpp"
 #include "reports/context.hpp"
+#include "scenarios/no_gpu.hpp"
 #include "scenarios/ruler/generator.hpp"
 #include "scenarios/ruler/launch.hpp"
 #include "scenarios/ruler/lines.hpp"
@@ -245,6 +246,17 @@ int run(const RunArgs& a) {
   o.shard = resolve_shard(a.shard);
   o.also_done = a.also_done;
   o.quiet = a.quiet;
+  o.revision = git_revision();
+  o.weights = a.checkpoint.empty() ? fmt::format("synthetic seed {}", a.synthetic_seed) : "checkpoint " + a.checkpoint;
+  // No GPU for the GPU backend is said first, in plain words, with the way that works here (before "N to run").
+  if (a.backend == "gpu") {
+    std::string why;
+    if (visible_gpus(&why) == 0)
+      fail(
+          "--backend gpu (the default): {}; on a CPU, --backend reference runs the float64 reference (tiny configs, "
+          "short lengths: docs/ruler-runs.md)",
+          plain_no_gpu_reason(why));
+  }
   // the data file and the results file before any long work (config, tokenizer, weights, samples)
   int64_t size = 0;
   ::close(open_regular_file(a.data, "--data " + a.data, &size));
@@ -298,6 +310,7 @@ struct ReportArgs {
 
 int report(const ReportArgs& a) {
   ReportOptions o;
+  o.revision = git_revision();
   o.results = a.results;
   o.out_dir = a.out;
   o.force = a.force;

@@ -44,6 +44,8 @@ struct Result {
   std::map<int, int64_t> prompt_rank;
   bool dense = false;
   double sample_s = 0, prefill_s = 0;
+  // where the line came from (absent in lines of older runs: "")
+  std::string backend, data, config, weights, tokenizer, revision;
 };
 
 bool integer_in(const nlohmann::json& v, int64_t lo, int64_t hi) {
@@ -99,6 +101,11 @@ Result parse_result(const nlohmann::json& j, const std::string& where) {
     }
   }
   r.sample_s = seconds(j, "sample_s", where);
+  auto text = [&](const char* k) {
+    return j.contains(k) && j.at(k).is_string() ? j.at(k).get<std::string>() : std::string();
+  };
+  r.backend = text("backend"), r.data = text("data"), r.config = text("config");
+  r.weights = text("weights"), r.tokenizer = text("tokenizer"), r.revision = text("revision");
   r.prefill_s = seconds(j, "prefill_s", where);
   if (j.contains("selection")) {
     const nlohmann::json& steps = j.at("selection");
@@ -227,6 +234,38 @@ void check_rendered(const std::string& dir, const std::vector<std::string>& file
   }
 }
 
+// A finite number, or JSON null (a table's empty cell).
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// The machine-readable summary (summary.json, summary.csv) beside report.md: what lm-evaluation-harness and RULER's
+// own scripts give, so a run can be compared without parsing markdown. The CSV is long-form, one number a row:
+// metric,task,layer,length,value,n,nulls.
+struct Summary {
+  nlohmann::json j = nlohmann::json::object();
+  std::string csv = "metric,task,layer,length,value,n,nulls\n";
+  void row(const std::string& metric, const std::string& task, const std::string& layer, int64_t length, double v,
+           const std::string& n = "", const std::string& nulls = "") {
+    csv += fmt::format("{},{},{},{},{},{},{}\n", metric, task, layer, length,
+                       std::isfinite(v) ? fmt::format("{}", v) : "", n, nulls);
+  }
+};
+
+// Where the results came from: every distinct value of each provenance field over the lines ("" = not recorded).
+nlohmann::json provenance(const std::vector<Result>& rs) {
+  std::map<std::string, std::set<std::string>> seen;
+  for (const Result& r : rs)
+    for (const auto& [k, v] : {std::pair{"backend", &r.backend},
+                               {"data", &r.data},
+                               {"config", &r.config},
+                               {"weights", &r.weights},
+                               {"tokenizer", &r.tokenizer},
+                               {"revision", &r.revision}})
+      seen[k].insert(v->empty() ? "(not recorded)" : *v);
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, vs] : seen) j[k] = std::vector<std::string>(vs.begin(), vs.end());
+  return j;
+}
+
 }  // namespace
 
 std::string ruler_report(const ReportOptions& o) {
@@ -252,6 +291,12 @@ std::string ruler_report(const ReportOptions& o) {
   }
   std::string md =
       fmt::format("# RULER NIAH results\n\n{} samples from {}.\n\n", rs.size(), fmt::join(o.results, ", "));
+  Summary sum;
+  sum.j["samples"] = rs.size();
+  sum.j["results_files"] = o.results;
+  sum.j["report_revision"] = o.revision;
+  sum.j["provenance"] = provenance(rs);
+  sum.j["scores"] = sum.j["niah_average"] = sum.j["recall"] = sum.j["time"] = nlohmann::json::array();
 
   // ---- score per task x length ----
   md += "## Score per task and length (string_match_all x 100; n samples; nulls = empty predictions)\n\n| task |";
@@ -273,12 +318,19 @@ std::string ruler_report(const ReportOptions& o) {
       }
       const TaskScore s = task_score(per, preds);
       task_scores_at[L].push_back(s.score);
+      sum.j["scores"].push_back({{"task", t}, {"length", L}, {"score", s.score}, {"n", s.n}, {"nulls", s.nulls}});
+      sum.row("score", t, "", L, s.score, std::to_string(s.n), std::to_string(s.nulls));
       md += fmt::format(" {:.2f} (n {}, nulls {}) |", s.score, s.n, s.nulls);
     }
     md += "\n";
   }
   md += "| **NIAH average** |";
-  for (int64_t L : lengths) md += fmt::format(" **{}** |", cell(mean(task_scores_at[L])));
+  for (int64_t L : lengths) {
+    md += fmt::format(" **{}** |", cell(mean(task_scores_at[L])));
+    sum.j["niah_average"].push_back(
+        {{"length", L}, {"score", num(mean(task_scores_at[L]))}, {"tasks", task_scores_at[L].size()}});
+    sum.row("niah_average", "", "", L, mean(task_scores_at[L]), std::to_string(task_scores_at[L].size()));
+  }
   md += "\n\n";
 
   // ---- paper numbers ----
@@ -360,6 +412,16 @@ std::string ruler_report(const ReportOptions& o) {
         if (r.prompt_rank.count(l)) rk.push_back(double(r.prompt_rank.at(l)));
       }
       std::sort(rk.begin(), rk.end());
+      const double best = rk.empty() ? NAN : rk[rk.size() / 2];
+      sum.j["recall"].push_back({{"layer", l},
+                                 {"length", L},
+                                 {"dense", pr.empty() && all_dense},
+                                 {"prompt", num(mean(pr))},
+                                 {"decode", num(mean(dr))},
+                                 {"best_rank", num(best)},
+                                 {"n", pr.size()}});
+      sum.row("recall_prompt", "", std::to_string(l), L, mean(pr), std::to_string(pr.size()));
+      sum.row("recall_decode", "", std::to_string(l), L, mean(dr), std::to_string(dr.size()));
       if (pr.empty() && all_dense) md += " dense |";
       else
         md += fmt::format(" {} / {} ({}) |", cell(mean(pr), 3), cell(mean(dr), 3),
@@ -397,6 +459,10 @@ std::string ruler_report(const ReportOptions& o) {
     for (const Result& r : rs)
       if (r.length == L) p.push_back(r.prefill_s), s.push_back(r.sample_s);
     md += fmt::format("| {} | {} | {:.2f} | {:.2f} |\n", reports::context_label(L), p.size(), mean(p), mean(s));
+    sum.j["time"].push_back(
+        {{"length", L}, {"samples", p.size()}, {"prefill_s", num(mean(p))}, {"sample_s", num(mean(s))}});
+    sum.row("prefill_s", "", "", L, mean(p), std::to_string(p.size()));
+    sum.row("sample_s", "", "", L, mean(s), std::to_string(s.size()));
   }
 
   if (folder) try {
@@ -435,6 +501,11 @@ std::string ruler_report(const ReportOptions& o) {
       if (!series.empty()) md += "![selection recall vs length](recall.svg)\n\n";
       md += notes;
       check_rendered(dir, files);
+      write_file_atomic((fs::path(dir) / "summary.json").string(), sum.j.dump(2) + "\n", false, "--out");
+      write_file_atomic((fs::path(dir) / "summary.csv").string(), sum.csv, false, "--out");
+      md +=
+          "\nThe same numbers, machine-readable: `summary.json` (with where the results came from: backend, data, "
+          "config, weights, tokenizer, revision) and `summary.csv` (one number a row).\n";
       write_file_atomic((fs::path(dir) / "report.md").string(), md, false, "--out");
       folder->commit();
     } catch (const Error& e) {  // a write of the bundle failed: name the option, not only the temporary folder

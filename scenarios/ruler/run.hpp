@@ -34,6 +34,9 @@ struct RunOptions {
   std::vector<std::string>
       also_done;       // results files whose samples count as done (the merged file of a resumed --gpus all)
   bool quiet = false;  // no progress on stderr
+  // What each results line records of where it came from (ruler report's summary.json lists them).
+  std::string revision;  // the binary's git revision
+  std::string weights;   // "checkpoint DIR" or "synthetic seed S"
 };
 
 struct RunSummary {
