@@ -266,6 +266,244 @@ nlohmann::json provenance(const std::vector<Result>& rs) {
   return j;
 }
 
+// What the report's sections read and build: the results, the tasks and lengths in them, the markdown, the
+// machine-readable summary and the plots' data.
+struct Tables {
+  const std::vector<Result>& rs;
+  std::vector<std::string> tasks;
+  std::set<int64_t> lengths;
+  std::string md;
+  Summary sum;
+  std::map<int64_t, std::vector<double>> task_scores_at;  // length -> each task's score
+  std::string heat_dat;                                   // heatmap.dat
+  std::vector<reports::PlotSeries> series;                // recall.svg, one line per layer
+};
+
+void score_section(Tables& tb) {
+  // ---- score per task x length ----
+  tb.md += "## Score per task and length (string_match_all x 100; n samples; nulls = empty predictions)\n\n| task |";
+  for (int64_t L : tb.lengths) tb.md += fmt::format(" {} |", reports::context_label(L));
+  tb.md += "\n|---|";
+  for (size_t i = 0; i < tb.lengths.size(); ++i) tb.md += "---|";
+  tb.md += "\n";
+  for (const std::string& t : tb.tasks) {
+    tb.md += fmt::format("| {} |", t);
+    for (int64_t L : tb.lengths) {
+      std::vector<double> per;
+      std::vector<std::string> preds;
+      for (const Result& r : tb.rs)
+        if (r.task == t && r.length == L) per.push_back(r.score), preds.push_back(r.prediction);
+      if (per.empty()) {
+        tb.md += " |";
+        continue;
+      }
+      const TaskScore s = task_score(per, preds);
+      tb.task_scores_at[L].push_back(s.score);
+      tb.sum.j["scores"].push_back({{"task", t}, {"length", L}, {"score", s.score}, {"n", s.n}, {"nulls", s.nulls}});
+      tb.sum.row("score", t, "", L, s.score, std::to_string(s.n), std::to_string(s.nulls));
+      tb.md += fmt::format(" {:.2f} (n {}, nulls {}) |", s.score, s.n, s.nulls);
+    }
+    tb.md += "\n";
+  }
+  tb.md += "| **NIAH average** |";
+  for (int64_t L : tb.lengths) {
+    tb.md += fmt::format(" **{}** |", cell(mean(tb.task_scores_at[L])));
+    tb.sum.j["niah_average"].push_back(
+        {{"length", L}, {"score", num(mean(tb.task_scores_at[L]))}, {"tasks", tb.task_scores_at[L].size()}});
+    tb.sum.row("niah_average", "", "", L, mean(tb.task_scores_at[L]), std::to_string(tb.task_scores_at[L].size()));
+  }
+  tb.md += "\n\n";
+}
+
+void paper_section(Tables& tb, const std::string& paper) {
+  // ---- paper numbers ----
+  try {
+    const nlohmann::json p = parse_json_file(paper);
+    if (!p.contains("rows") || !p.at("rows").is_array()) fail("{}: field 'rows' is missing or not an array", paper);
+    tb.md += "## Beside the paper's RULER numbers\n\n";
+    tb.md += fmt::format("Source: {}\n\n**Caveat:** {}\n\n", p.value("source", std::string("?")),
+                         p.value("caveat", std::string("?")));
+    tb.md +=
+        "| model | table | paper length | paper score | ours at that length (NIAH average of the tasks run) |\n|---|---|---|---|---|\n";
+    for (const auto& row : p.at("rows")) {
+      const std::string label = row.at("length").get<std::string>();
+      const int64_t L = paper_tokens(label);
+      tb.md += fmt::format("| {} | {} | {} | {:.2f} | {} |\n", row.at("model").get<std::string>(),
+                           row.at("table").get<int>(), label, row.at("score").get<double>(),
+                           tb.task_scores_at.count(L) ? cell(mean(tb.task_scores_at[L])) : "not run");
+    }
+    tb.md += "\n";
+  } catch (const nlohmann::json::exception& e) {  // a row without a field, or a field of the wrong type
+    fail("--paper {}: a row is not {{\"model\", \"table\", \"length\", \"score\"}} of the expected types ({})", paper,
+         e.what());
+  }
+}
+
+void depth_section(Tables& tb) {
+  // ---- depth x length (per needle: its value found in the prediction) ----
+  std::map<std::pair<int, int64_t>, std::vector<double>> heat;  // (depth bin, length) -> hits
+  for (const Result& r : tb.rs)
+    for (size_t i = 0; i < r.depths.size() && i < r.outputs.size(); ++i) {
+      const int bin = std::min(9, int(r.depths[i] / 10.0));
+      heat[{bin, r.length}].push_back(string_match_all(r.prediction, {r.outputs[i]}));
+    }
+  tb.md += "## Needles found by depth and length (% of needles whose value is in the prediction)\n\n| depth |";
+  for (int64_t L : tb.lengths) tb.md += fmt::format(" {} |", reports::context_label(L));
+  tb.md += "\n|---|";
+  for (size_t i = 0; i < tb.lengths.size(); ++i) tb.md += "---|";
+  tb.md += "\n";
+  for (int bin = 0; bin < 10; ++bin) {
+    tb.md += fmt::format("| {}–{}% |", bin * 10, bin * 10 + 10);
+    int xi = 0;
+    for (int64_t L : tb.lengths) {
+      auto it = heat.find({bin, L});
+      const double v = it == heat.end() ? NAN : 100.0 * mean(it->second);
+      tb.md += fmt::format(" {} |", it == heat.end() ? "" : fmt::format("{} (n {})", cell(v, 0), it->second.size()));
+      tb.heat_dat += fmt::format("{} {} {}\n", xi++, bin * 10 + 5, std::isfinite(v) ? fmt::format("{:.2f}", v) : "NaN");
+    }
+    tb.md += "\n";
+    tb.heat_dat += "\n";
+  }
+  tb.md += "\n";
+}
+
+void recall_section(Tables& tb) {
+  // ---- selection recall per layer x length, and per depth ----
+  std::set<int> layers;
+  for (const Result& r : tb.rs)
+    for (auto& [l, v] : r.prompt_recall) layers.insert(l);
+  tb.md +=
+      "## Needle-block selection recall (InfLLM-v2 top-k of the sparse layers)\n\n"
+      "Fraction of (kv group, needle block) pairs among the selected blocks, for the last prompt token and averaged "
+      "over the generated tokens; best rank = median over samples of the best needle block's rank by pooled score "
+      "(1 = first). `dense` = every sample at that length ran the sparse layers dense (shorter than dense_len: all "
+      "blocks visible).\n\n| layer |";
+  for (int64_t L : tb.lengths) tb.md += fmt::format(" {} prompt / decode (best rank) |", reports::context_label(L));
+  tb.md += "\n|---|";
+  for (size_t i = 0; i < tb.lengths.size(); ++i) tb.md += "---|";
+  tb.md += "\n";
+  for (int l : layers) {
+    tb.md += fmt::format("| {} |", l);
+    reports::PlotSeries ps;
+    ps.title = fmt::format("layer {} (last prompt token)", l);
+    for (int64_t L : tb.lengths) {
+      std::vector<double> pr, dr, rk;
+      bool all_dense = true;
+      for (const Result& r : tb.rs) {
+        if (r.length != L) continue;
+        all_dense = all_dense && r.dense;
+        if (r.prompt_recall.count(l)) pr.push_back(r.prompt_recall.at(l));
+        if (r.decode_recall.count(l)) dr.push_back(r.decode_recall.at(l));
+        if (r.prompt_rank.count(l)) rk.push_back(double(r.prompt_rank.at(l)));
+      }
+      std::sort(rk.begin(), rk.end());
+      const double best = rk.empty() ? NAN : rk[rk.size() / 2];
+      tb.sum.j["recall"].push_back({{"layer", l},
+                                    {"length", L},
+                                    {"dense", pr.empty() && all_dense},
+                                    {"prompt", num(mean(pr))},
+                                    {"decode", num(mean(dr))},
+                                    {"best_rank", num(best)},
+                                    {"n", pr.size()}});
+      tb.sum.row("recall_prompt", "", std::to_string(l), L, mean(pr), std::to_string(pr.size()));
+      tb.sum.row("recall_decode", "", std::to_string(l), L, mean(dr), std::to_string(dr.size()));
+      if (pr.empty() && all_dense) tb.md += " dense |";
+      else
+        tb.md += fmt::format(" {} / {} ({}) |", cell(mean(pr), 3), cell(mean(dr), 3),
+                             rk.empty() ? "–" : fmt::format("{:.0f}", rk[rk.size() / 2]));
+      ps.points.emplace_back(double(L), mean(pr));
+    }
+    tb.md += "\n";
+    tb.series.push_back(ps);
+  }
+  if (layers.empty())
+    tb.md += "| – | no sparse selection in these results (every sample ran dense, or no selections recorded) |\n";
+  tb.md += "\n| depth |";
+  for (int64_t L : tb.lengths) tb.md += fmt::format(" {} |", reports::context_label(L));
+  tb.md += "\n|---|";
+  for (size_t i = 0; i < tb.lengths.size(); ++i) tb.md += "---|";
+  tb.md += "\n";
+  for (int bin = 0; bin < 10; ++bin) {
+    tb.md += fmt::format("| {}–{}% |", bin * 10, bin * 10 + 10);
+    for (int64_t L : tb.lengths) {
+      std::vector<double> v;
+      for (const Result& r : tb.rs)
+        if (r.length == L && !r.depths.empty() && std::min(9, int(r.depths[0] / 10.0)) == bin)
+          for (auto& [l, x] : r.prompt_recall) v.push_back(x);
+      tb.md += fmt::format(" {} |", v.empty() ? "" : cell(mean(v), 3));
+    }
+    tb.md += "\n";
+  }
+  tb.md +=
+      "\n(per depth: the first answer needle's depth; the mean over sparse layers of the last prompt token's recall)\n\n";
+}
+
+void time_section(Tables& tb) {
+  // ---- time per sample ----
+  tb.md += "## Time per sample\n\n| length | samples | mean prefill s | mean sample s |\n|---|---|---|---|\n";
+  for (int64_t L : tb.lengths) {
+    std::vector<double> p, s;
+    for (const Result& r : tb.rs)
+      if (r.length == L) p.push_back(r.prefill_s), s.push_back(r.sample_s);
+    tb.md += fmt::format("| {} | {} | {:.2f} | {:.2f} |\n", reports::context_label(L), p.size(), mean(p), mean(s));
+    tb.sum.j["time"].push_back(
+        {{"length", L}, {"samples", p.size()}, {"prefill_s", num(mean(p))}, {"sample_s", num(mean(s))}});
+    tb.sum.row("prefill_s", "", "", L, mean(p), std::to_string(p.size()));
+    tb.sum.row("sample_s", "", "", L, mean(s), std::to_string(s.size()));
+  }
+}
+
+// The report folder: plots rendered and checked, summary.json, summary.csv and report.md written, renamed into
+// place whole; a failed write names --out.
+void write_bundle(Tables& tb, OutputFolder& folder, const ReportOptions& o) {
+  try {
+    const std::string dir = folder.temp();
+    std::vector<std::string> files;
+    std::string xt;
+    int xi = 0;
+    for (int64_t L : tb.lengths) xt += fmt::format("{}\"{}\" {}", xi ? ", " : "", reports::context_label(L), xi), ++xi;
+    const std::string heat_cmd = fmt::format(
+        "set title 'NIAH: needles found (%) by depth and length'\nset xlabel 'length'\nset ylabel 'needle depth (%)'\n"
+        "set xtics ({})\nset yrange [0:100]\nset xrange [-0.5:{}]\nset cbrange [0:100]\n"
+        "set palette defined (0 '#d73027', 50 '#fee08b', 100 '#1a9850')\nset datafile missing 'NaN'\n"
+        "set style fill solid 1.0 noborder\n"
+        "plot 'heatmap.dat' using 1:2:(0.48):(5):3 with boxxyerror lc palette notitle, \\\n"
+        "     'heatmap.dat' using 1:2:(sprintf('%.0f', $3)) with labels notitle\n",
+        xt, double(tb.lengths.size()) - 0.5);
+    std::string notes;
+    const reports::PlotOutcome h = reports::render_script(dir, "heatmap", tb.heat_dat, heat_cmd);
+    files.insert(files.end(), h.files.begin(), h.files.end());
+    notes += h.note.empty() ? "" : h.note + "\n";
+    if (!tb.series.empty()) {
+      reports::Plot p;
+      p.stem = "recall";
+      p.title = "Needle-block selection recall of the last prompt token";
+      p.xlabel = "length (tokens)";
+      p.ylabel = "recall";
+      p.log_y = false;
+      p.yrange = std::make_pair(0.0, 1.05);
+      for (int64_t L : tb.lengths) p.xtics.emplace_back(double(L), reports::context_label(L));
+      p.series = tb.series;
+      const reports::PlotOutcome r = reports::render_plots(dir, {p});
+      files.insert(files.end(), r.files.begin(), r.files.end());
+      notes += r.note + "\n";
+    }
+    tb.md += "\n## Plots\n\n![needles found by depth and length](heatmap.svg)\n\n";
+    if (!tb.series.empty()) tb.md += "![selection recall vs length](recall.svg)\n\n";
+    tb.md += notes;
+    check_rendered(dir, files);
+    write_file_atomic((fs::path(dir) / "summary.json").string(), tb.sum.j.dump(2) + "\n", false, "--out");
+    write_file_atomic((fs::path(dir) / "summary.csv").string(), tb.sum.csv, false, "--out");
+    tb.md +=
+        "\nThe same numbers, machine-readable: `summary.json` (with where the results came from: backend, data, "
+        "config, weights, tokenizer, revision) and `summary.csv` (one number a row).\n";
+    write_file_atomic((fs::path(dir) / "report.md").string(), tb.md, false, "--out");
+    folder.commit();
+  } catch (const Error& e) {  // a write of the bundle failed: name the option, not only the temporary folder
+    fail("--out {}: {}; nothing was written under --out", o.out_dir, e.what());
+  }
+}
+
 }  // namespace
 
 std::string ruler_report(const ReportOptions& o) {
@@ -277,241 +515,31 @@ std::string ruler_report(const ReportOptions& o) {
     folder = std::make_unique<OutputFolder>(o.out_dir, o.force, "--out");
   }
   const std::vector<Result> rs = read_results(o.results);
-  std::set<int64_t> lengths;
-  std::vector<std::string> tasks;
+  Tables tb{rs, {}, {}, {}, {}, {}, {}, {}};
   for (const Task& t : niah_tasks())
-    for (const Result& r : rs)
+    for (const Result& r : tb.rs)
       if (r.task == t.name) {
-        tasks.push_back(t.name);
+        tb.tasks.push_back(t.name);
         break;
       }
-  for (const Result& r : rs) {
-    lengths.insert(r.length);
-    if (std::find(tasks.begin(), tasks.end(), r.task) == tasks.end()) tasks.push_back(r.task);
+  for (const Result& r : tb.rs) {
+    tb.lengths.insert(r.length);
+    if (std::find(tb.tasks.begin(), tb.tasks.end(), r.task) == tb.tasks.end()) tb.tasks.push_back(r.task);
   }
-  std::string md =
-      fmt::format("# RULER NIAH results\n\n{} samples from {}.\n\n", rs.size(), fmt::join(o.results, ", "));
-  Summary sum;
-  sum.j["samples"] = rs.size();
-  sum.j["results_files"] = o.results;
-  sum.j["report_revision"] = o.revision;
-  sum.j["provenance"] = provenance(rs);
-  sum.j["scores"] = sum.j["niah_average"] = sum.j["recall"] = sum.j["time"] = nlohmann::json::array();
+  tb.md = fmt::format("# RULER NIAH results\n\n{} samples from {}.\n\n", tb.rs.size(), fmt::join(o.results, ", "));
+  tb.sum.j["samples"] = tb.rs.size();
+  tb.sum.j["results_files"] = o.results;
+  tb.sum.j["report_revision"] = o.revision;
+  tb.sum.j["provenance"] = provenance(tb.rs);
+  tb.sum.j["scores"] = tb.sum.j["niah_average"] = tb.sum.j["recall"] = tb.sum.j["time"] = nlohmann::json::array();
 
-  // ---- score per task x length ----
-  md += "## Score per task and length (string_match_all x 100; n samples; nulls = empty predictions)\n\n| task |";
-  for (int64_t L : lengths) md += fmt::format(" {} |", reports::context_label(L));
-  md += "\n|---|";
-  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
-  md += "\n";
-  std::map<int64_t, std::vector<double>> task_scores_at;
-  for (const std::string& t : tasks) {
-    md += fmt::format("| {} |", t);
-    for (int64_t L : lengths) {
-      std::vector<double> per;
-      std::vector<std::string> preds;
-      for (const Result& r : rs)
-        if (r.task == t && r.length == L) per.push_back(r.score), preds.push_back(r.prediction);
-      if (per.empty()) {
-        md += " |";
-        continue;
-      }
-      const TaskScore s = task_score(per, preds);
-      task_scores_at[L].push_back(s.score);
-      sum.j["scores"].push_back({{"task", t}, {"length", L}, {"score", s.score}, {"n", s.n}, {"nulls", s.nulls}});
-      sum.row("score", t, "", L, s.score, std::to_string(s.n), std::to_string(s.nulls));
-      md += fmt::format(" {:.2f} (n {}, nulls {}) |", s.score, s.n, s.nulls);
-    }
-    md += "\n";
-  }
-  md += "| **NIAH average** |";
-  for (int64_t L : lengths) {
-    md += fmt::format(" **{}** |", cell(mean(task_scores_at[L])));
-    sum.j["niah_average"].push_back(
-        {{"length", L}, {"score", num(mean(task_scores_at[L]))}, {"tasks", task_scores_at[L].size()}});
-    sum.row("niah_average", "", "", L, mean(task_scores_at[L]), std::to_string(task_scores_at[L].size()));
-  }
-  md += "\n\n";
-
-  // ---- paper numbers ----
-  if (!o.paper.empty()) try {
-      const nlohmann::json p = parse_json_file(o.paper);
-      if (!p.contains("rows") || !p.at("rows").is_array()) fail("{}: field 'rows' is missing or not an array", o.paper);
-      md += "## Beside the paper's RULER numbers\n\n";
-      md += fmt::format("Source: {}\n\n**Caveat:** {}\n\n", p.value("source", std::string("?")),
-                        p.value("caveat", std::string("?")));
-      md +=
-          "| model | table | paper length | paper score | ours at that length (NIAH average of the tasks run) |\n|---|---|---|---|---|\n";
-      for (const auto& row : p.at("rows")) {
-        const std::string label = row.at("length").get<std::string>();
-        const int64_t L = paper_tokens(label);
-        md += fmt::format("| {} | {} | {} | {:.2f} | {} |\n", row.at("model").get<std::string>(),
-                          row.at("table").get<int>(), label, row.at("score").get<double>(),
-                          task_scores_at.count(L) ? cell(mean(task_scores_at[L])) : "not run");
-      }
-      md += "\n";
-    } catch (const nlohmann::json::exception& e) {  // a row without a field, or a field of the wrong type
-      fail("--paper {}: a row is not {{\"model\", \"table\", \"length\", \"score\"}} of the expected types ({})",
-           o.paper, e.what());
-    }
-
-  // ---- depth x length (per needle: its value found in the prediction) ----
-  std::map<std::pair<int, int64_t>, std::vector<double>> heat;  // (depth bin, length) -> hits
-  for (const Result& r : rs)
-    for (size_t i = 0; i < r.depths.size() && i < r.outputs.size(); ++i) {
-      const int bin = std::min(9, int(r.depths[i] / 10.0));
-      heat[{bin, r.length}].push_back(string_match_all(r.prediction, {r.outputs[i]}));
-    }
-  md += "## Needles found by depth and length (% of needles whose value is in the prediction)\n\n| depth |";
-  for (int64_t L : lengths) md += fmt::format(" {} |", reports::context_label(L));
-  md += "\n|---|";
-  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
-  md += "\n";
-  std::string heat_dat;
-  for (int bin = 0; bin < 10; ++bin) {
-    md += fmt::format("| {}–{}% |", bin * 10, bin * 10 + 10);
-    int xi = 0;
-    for (int64_t L : lengths) {
-      auto it = heat.find({bin, L});
-      const double v = it == heat.end() ? NAN : 100.0 * mean(it->second);
-      md += fmt::format(" {} |", it == heat.end() ? "" : fmt::format("{} (n {})", cell(v, 0), it->second.size()));
-      heat_dat += fmt::format("{} {} {}\n", xi++, bin * 10 + 5, std::isfinite(v) ? fmt::format("{:.2f}", v) : "NaN");
-    }
-    md += "\n";
-    heat_dat += "\n";
-  }
-  md += "\n";
-
-  // ---- selection recall per layer x length, and per depth ----
-  std::set<int> layers;
-  for (const Result& r : rs)
-    for (auto& [l, v] : r.prompt_recall) layers.insert(l);
-  md +=
-      "## Needle-block selection recall (InfLLM-v2 top-k of the sparse layers)\n\n"
-      "Fraction of (kv group, needle block) pairs among the selected blocks, for the last prompt token and averaged "
-      "over the generated tokens; best rank = median over samples of the best needle block's rank by pooled score "
-      "(1 = first). `dense` = every sample at that length ran the sparse layers dense (shorter than dense_len: all "
-      "blocks visible).\n\n| layer |";
-  for (int64_t L : lengths) md += fmt::format(" {} prompt / decode (best rank) |", reports::context_label(L));
-  md += "\n|---|";
-  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
-  md += "\n";
-  std::vector<reports::PlotSeries> series;
-  for (int l : layers) {
-    md += fmt::format("| {} |", l);
-    reports::PlotSeries ps;
-    ps.title = fmt::format("layer {} (last prompt token)", l);
-    for (int64_t L : lengths) {
-      std::vector<double> pr, dr, rk;
-      bool all_dense = true;
-      for (const Result& r : rs) {
-        if (r.length != L) continue;
-        all_dense = all_dense && r.dense;
-        if (r.prompt_recall.count(l)) pr.push_back(r.prompt_recall.at(l));
-        if (r.decode_recall.count(l)) dr.push_back(r.decode_recall.at(l));
-        if (r.prompt_rank.count(l)) rk.push_back(double(r.prompt_rank.at(l)));
-      }
-      std::sort(rk.begin(), rk.end());
-      const double best = rk.empty() ? NAN : rk[rk.size() / 2];
-      sum.j["recall"].push_back({{"layer", l},
-                                 {"length", L},
-                                 {"dense", pr.empty() && all_dense},
-                                 {"prompt", num(mean(pr))},
-                                 {"decode", num(mean(dr))},
-                                 {"best_rank", num(best)},
-                                 {"n", pr.size()}});
-      sum.row("recall_prompt", "", std::to_string(l), L, mean(pr), std::to_string(pr.size()));
-      sum.row("recall_decode", "", std::to_string(l), L, mean(dr), std::to_string(dr.size()));
-      if (pr.empty() && all_dense) md += " dense |";
-      else
-        md += fmt::format(" {} / {} ({}) |", cell(mean(pr), 3), cell(mean(dr), 3),
-                          rk.empty() ? "–" : fmt::format("{:.0f}", rk[rk.size() / 2]));
-      ps.points.emplace_back(double(L), mean(pr));
-    }
-    md += "\n";
-    series.push_back(ps);
-  }
-  if (layers.empty())
-    md += "| – | no sparse selection in these results (every sample ran dense, or no selections recorded) |\n";
-  md += "\n| depth |";
-  for (int64_t L : lengths) md += fmt::format(" {} |", reports::context_label(L));
-  md += "\n|---|";
-  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
-  md += "\n";
-  for (int bin = 0; bin < 10; ++bin) {
-    md += fmt::format("| {}–{}% |", bin * 10, bin * 10 + 10);
-    for (int64_t L : lengths) {
-      std::vector<double> v;
-      for (const Result& r : rs)
-        if (r.length == L && !r.depths.empty() && std::min(9, int(r.depths[0] / 10.0)) == bin)
-          for (auto& [l, x] : r.prompt_recall) v.push_back(x);
-      md += fmt::format(" {} |", v.empty() ? "" : cell(mean(v), 3));
-    }
-    md += "\n";
-  }
-  md +=
-      "\n(per depth: the first answer needle's depth; the mean over sparse layers of the last prompt token's recall)\n\n";
-
-  // ---- time per sample ----
-  md += "## Time per sample\n\n| length | samples | mean prefill s | mean sample s |\n|---|---|---|---|\n";
-  for (int64_t L : lengths) {
-    std::vector<double> p, s;
-    for (const Result& r : rs)
-      if (r.length == L) p.push_back(r.prefill_s), s.push_back(r.sample_s);
-    md += fmt::format("| {} | {} | {:.2f} | {:.2f} |\n", reports::context_label(L), p.size(), mean(p), mean(s));
-    sum.j["time"].push_back(
-        {{"length", L}, {"samples", p.size()}, {"prefill_s", num(mean(p))}, {"sample_s", num(mean(s))}});
-    sum.row("prefill_s", "", "", L, mean(p), std::to_string(p.size()));
-    sum.row("sample_s", "", "", L, mean(s), std::to_string(s.size()));
-  }
-
-  if (folder) try {
-      const std::string dir = folder->temp();
-      std::vector<std::string> files;
-      std::string xt;
-      int xi = 0;
-      for (int64_t L : lengths) xt += fmt::format("{}\"{}\" {}", xi ? ", " : "", reports::context_label(L), xi), ++xi;
-      const std::string heat_cmd = fmt::format(
-          "set title 'NIAH: needles found (%) by depth and length'\nset xlabel 'length'\nset ylabel 'needle depth (%)'\n"
-          "set xtics ({})\nset yrange [0:100]\nset xrange [-0.5:{}]\nset cbrange [0:100]\n"
-          "set palette defined (0 '#d73027', 50 '#fee08b', 100 '#1a9850')\nset datafile missing 'NaN'\n"
-          "set style fill solid 1.0 noborder\n"
-          "plot 'heatmap.dat' using 1:2:(0.48):(5):3 with boxxyerror lc palette notitle, \\\n"
-          "     'heatmap.dat' using 1:2:(sprintf('%.0f', $3)) with labels notitle\n",
-          xt, double(lengths.size()) - 0.5);
-      std::string notes;
-      const reports::PlotOutcome h = reports::render_script(dir, "heatmap", heat_dat, heat_cmd);
-      files.insert(files.end(), h.files.begin(), h.files.end());
-      notes += h.note.empty() ? "" : h.note + "\n";
-      if (!series.empty()) {
-        reports::Plot p;
-        p.stem = "recall";
-        p.title = "Needle-block selection recall of the last prompt token";
-        p.xlabel = "length (tokens)";
-        p.ylabel = "recall";
-        p.log_y = false;
-        p.yrange = std::make_pair(0.0, 1.05);
-        for (int64_t L : lengths) p.xtics.emplace_back(double(L), reports::context_label(L));
-        p.series = series;
-        const reports::PlotOutcome r = reports::render_plots(dir, {p});
-        files.insert(files.end(), r.files.begin(), r.files.end());
-        notes += r.note + "\n";
-      }
-      md += "\n## Plots\n\n![needles found by depth and length](heatmap.svg)\n\n";
-      if (!series.empty()) md += "![selection recall vs length](recall.svg)\n\n";
-      md += notes;
-      check_rendered(dir, files);
-      write_file_atomic((fs::path(dir) / "summary.json").string(), sum.j.dump(2) + "\n", false, "--out");
-      write_file_atomic((fs::path(dir) / "summary.csv").string(), sum.csv, false, "--out");
-      md +=
-          "\nThe same numbers, machine-readable: `summary.json` (with where the results came from: backend, data, "
-          "config, weights, tokenizer, revision) and `summary.csv` (one number a row).\n";
-      write_file_atomic((fs::path(dir) / "report.md").string(), md, false, "--out");
-      folder->commit();
-    } catch (const Error& e) {  // a write of the bundle failed: name the option, not only the temporary folder
-      fail("--out {}: {}; nothing was written under --out", o.out_dir, e.what());
-    }
-  return md;
+  score_section(tb);
+  if (!o.paper.empty()) paper_section(tb, o.paper);
+  depth_section(tb);
+  recall_section(tb);
+  time_section(tb);
+  if (folder) write_bundle(tb, *folder, o);
+  return tb.md;
 }
 
 }  // namespace salasim::ruler
