@@ -27,7 +27,11 @@ bool unknown_subcommand(CLI::App& app, int argc, char** argv) {
   CLI::App* cur = &app;
   std::string path = "salasim";
   for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
-    if (cur != &app && cur->get_require_subcommand_min() == 0) return false;  // a leaf's positional arguments
+    // a leaf's positional arguments (a command whose subcommands are optional, as `op` with --sweep, still names
+    // them unless it takes positionals of its own)
+    const bool has_subs = !cur->get_subcommands([](CLI::App*) { return true; }).empty();
+    const bool positionals = !cur->get_options([](const CLI::Option* o) { return o->get_positional(); }).empty();
+    if (cur != &app && (!has_subs || (cur->get_require_subcommand_min() == 0 && positionals))) return false;
     std::string names;
     CLI::App* next = nullptr;
     for (CLI::App* sub : cur->get_subcommands([](CLI::App*) { return true; })) {

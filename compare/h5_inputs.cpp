@@ -7,7 +7,9 @@
 #include <filesystem>
 
 #include "compare/h5_util.hpp"
+#include "compare/hdf5_layout.hpp"
 #include "model/error.hpp"
+#include "model/output_file.hpp"
 
 namespace salasim {
 
@@ -42,7 +44,8 @@ InputFile read_unguarded(const std::string& path, const std::vector<std::string>
   in.path = path;
   {
     Unlisted u{&datasets, &in.unlisted};
-    h5::check(H5Literate(f.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, note_link, &u), path, "cannot list the root group");
+    h5::check(H5Literate(f.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, note_link, &u), path,
+              "cannot list the root group");
     Unlisted a{&attrs, &in.unlisted};
     if (in.unlisted.size() < kUnlistedMax)
       h5::check(H5Aiterate2(f.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, note_attr, &a), path,
@@ -67,7 +70,8 @@ InputFile read_unguarded(const std::string& path, const std::vector<std::string>
     H5L_info_t link;
     h5::check(H5Lget_info(f.get(), name.c_str(), &link, H5P_DEFAULT), path, "cannot read link /" + name);
     if (link.type != H5L_TYPE_HARD)
-      fail("{}: /{} is a soft or external link; give the dataset itself (a link could lead out of the file)", path, name);
+      fail("{}: /{} is a soft or external link; give the dataset itself (a link could lead out of the file)", path,
+           name);
     h5::Id obj(h5::check(H5Oopen(f.get(), name.c_str(), H5P_DEFAULT), path, "cannot open /" + name));
     if (H5Iget_type(obj.get()) != H5I_DATASET) fail("{}: /{} is a group, expected a dataset", path, name);
     const std::string where = "dataset '" + name + "'";
@@ -113,6 +117,41 @@ InputFile read_input_file_unguarded(const std::string& path, const std::vector<s
                                     const std::vector<std::string>& attrs,
                                     const std::function<void(const InputFile&)>& check_headers) {
   return read_unguarded(path, datasets, attrs, check_headers);
+}
+
+void write_input_file(const std::string& path, const InputFile& f, bool force, const std::string& option) {
+  OutputFile out(path, force, option);
+  h5::Quiet quiet;
+  h5::Id file(h5::check(H5Fcreate(out.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path,
+                        "cannot create the file"));
+  for (const auto& [name, d] : f.datasets) {
+    const std::string where = "dataset '" + name + "'";
+    std::vector<hsize_t> dims(d.shape.begin(), d.shape.end());
+    h5::Id space(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+    std::vector<int64_t> ints;
+    if (d.integer) ints = dump_layout::whole_numbers(d.data.data(), d.data.size(), path, where);
+    h5::Id ds(h5::check(H5Dcreate2(file.get(), name.c_str(), d.integer ? H5T_STD_I64LE : H5T_IEEE_F64LE, space.get(),
+                                   H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        path, "cannot create " + where));
+    if (!d.data.empty())
+      h5::check(H5Dwrite(ds.get(), d.integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                         d.integer ? static_cast<const void*>(ints.data()) : d.data.data()),
+                path, "cannot write " + where);
+  }
+  for (const auto& [name, a] : f.attrs) {
+    if (!a.number) {
+      h5::write_string_attr(file.get(), name, a.text, path);
+    } else if (a.integer) {
+      h5::write_int_attr(file.get(), name, int64_t(a.value), path);
+    } else {
+      h5::Id space(H5Screate(H5S_SCALAR));
+      h5::Id attr(h5::check(H5Acreate2(file.get(), name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                            path, "cannot create attribute '" + name + "'"));
+      h5::check(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &a.value), path, "cannot write attribute '" + name + "'");
+    }
+  }
+  dump_layout::close_file(file, path);
+  out.commit();
 }
 
 }  // namespace salasim

@@ -18,7 +18,7 @@ struct InputDataset {
 };
 
 struct InputAttr {
-  bool number = false;  // else a string
+  bool number = false;   // else a string
   bool integer = false;  // a number stored as an integer type
   double value = 0;
   std::string text;
@@ -44,5 +44,11 @@ InputFile read_input_file(const std::string& path, const std::vector<std::string
 InputFile read_input_file_unguarded(const std::string& path, const std::vector<std::string>& datasets,
                                     const std::vector<std::string>& attrs,
                                     const std::function<void(const InputFile&)>& check_headers);
+
+// Writes `f`'s datasets (float64, or int64 for integer ones) and attributes (numbers float64 or int64, strings UTF-8)
+// at the root of `path`, the layout these readers take: what `salasim op --random --save-inputs` leaves for `--in`.
+// Under the output policy (model/output_file.hpp): a temporary renamed onto `path`, an existing file refused
+// naming `option` unless `force`, every write and the close checked.
+void write_input_file(const std::string& path, const InputFile& f, bool force, const std::string& option);
 
 }  // namespace salasim

@@ -520,31 +520,30 @@ std::string all_ops_help() {
   return o;
 }
 
-OpInputs read_op_inputs(const OpSpec& s, const std::string& path, bool guarded) {
-  std::vector<std::string> datasets, attrs;
-  for (const InputSpec& i : s.inputs) datasets.push_back(i.name);
-  for (const AttrSpec& a : s.attrs) attrs.push_back(a.name);
-  OpInputs x;
-  x.spec = &s;
-  x.file = path;
-  const auto read = guarded ? read_input_file : read_input_file_unguarded;
-  InputFile f = read(path, datasets, attrs, [&](const InputFile& h) {
-    x.dims.clear();
-    x.numbers.clear();
-    x.choices.clear();
-    check_headers(x, s, h);
-    // What the op will hold: its inputs and its outputs as float64, refused before anything is read when they
-    // would not fit in this machine's memory.
-    double bytes = 0;
-    for (const auto& [n, d] : h.datasets) bytes += 8.0 * double(checked_numel(d.shape, path + ": dataset " + n));
-    const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-    if (have > 0 && bytes > 0.8 * have)
-      fail("{}: the inputs need {:.1f} GB as float64, and this machine has {:.1f} GB", path, bytes / 1e9, have / 1e9);
-  });
+namespace {
+
+// What the op will hold, its inputs and its outputs as float64, refused before anything is read or made when it
+// would not fit in this machine's memory.
+void check_fits(const std::string& path, double bytes, double share, const std::string& what) {
+  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (have > 0 && bytes > share * have)
+    fail("{}: {} need {:.1f} GB as float64, and this machine has {:.1f} GB", path, what, bytes / 1e9, have / 1e9);
+}
+
+void check_input_sizes(const std::string& path, const InputFile& h) {
+  double bytes = 0;
+  for (const auto& [n, d] : h.datasets) bytes += 8.0 * double(checked_numel(d.shape, path + ": dataset " + n));
+  check_fits(path, bytes, 0.8, "the inputs");
+}
+
+// The checks that follow the headers, for a file read and for inputs made in memory alike: every value finite, the
+// op's own rules, the outputs' size.
+OpInputs finish_inputs(OpInputs x, InputFile& f) {
+  const OpSpec& s = *x.spec;
   for (auto& [n, d] : f.datasets) {
     for (size_t i = 0; i < d.data.size(); ++i)
       if (!std::isfinite(d.data[i]))
-        fail("{}: dataset '{}': element {} is {}; the op's inputs must be finite", path, n, index_of(i, d.shape),
+        fail("{}: dataset '{}': element {} is {}; the op's inputs must be finite", x.file, n, index_of(i, d.shape),
              d.data[i]);
     x.tensors[n] = std::move(d);
   }
@@ -558,11 +557,40 @@ OpInputs read_op_inputs(const OpSpec& s, const std::string& path, bool guarded) 
     }
     out_bytes += n;
   }
-  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  if (have > 0 && out_bytes > 0.5 * have)
-    fail("{}: {}'s outputs would take {:.1f} GB as float64, and this machine has {:.1f} GB", path, s.name,
-         out_bytes / 1e9, have / 1e9);
+  check_fits(x.file, out_bytes, 0.5, s.name + "'s outputs");
   return x;
+}
+
+}  // namespace
+
+OpInputs read_op_inputs(const OpSpec& s, const std::string& path, bool guarded) {
+  std::vector<std::string> datasets, attrs;
+  for (const InputSpec& i : s.inputs) datasets.push_back(i.name);
+  for (const AttrSpec& a : s.attrs) attrs.push_back(a.name);
+  OpInputs x;
+  x.spec = &s;
+  x.file = path;
+  const auto read = guarded ? read_input_file : read_input_file_unguarded;
+  InputFile f = read(path, datasets, attrs, [&](const InputFile& h) {
+    x.dims.clear();
+    x.numbers.clear();
+    x.choices.clear();
+    check_headers(x, s, h);
+    check_input_sizes(path, h);
+  });
+  return finish_inputs(std::move(x), f);
+}
+
+OpInputs make_op_inputs(const OpSpec& s, InputFile f, const std::string& label) {
+  OpInputs x;
+  x.spec = &s;
+  x.file = label;
+  for (const auto& [n, d] : f.datasets)
+    if (d.data.size() != size_t(checked_numel(d.shape, label + ": dataset " + n)))
+      internal_fail("{}: dataset '{}' holds {} values for shape {}", label, n, d.data.size(), shape_text(d.shape));
+  check_headers(x, s, f);
+  check_input_sizes(label, f);
+  return finish_inputs(std::move(x), f);
 }
 
 OpInputs as_gpu_stores(const OpInputs& x) {

@@ -91,6 +91,9 @@ std::string all_ops_help();
 // `guarded` = false reads in this process only (compare/h5_inputs.hpp read_input_file_unguarded; the fuzz target's
 // built files).
 OpInputs read_op_inputs(const OpSpec& s, const std::string& path, bool guarded = true);
+// The same checks on inputs made in memory (compare/op_random.hpp): `f` as read_input_file returns it, data filled
+// in; `label` names them in messages as a path would.
+OpInputs make_op_inputs(const OpSpec& s, InputFile f, const std::string& label);
 
 // The inputs as the CUDA path stores them: every float tensor rounded to bf16 (model/bf16.hpp round_bf16: nearest,
 // ties to even, straight from float64), or to fp32 where InputSpec::fp32 says so. What the peer computes on, and

@@ -1,6 +1,6 @@
 // Fuzz target: `salasim op`'s reader of a user's HDF5 inputs (compare/op_table.hpp read_op_inputs: the header
 // checks against the op's table, then the op's own checks) and, for inputs it accepts, the op itself on the float64
-// reference and its bf16 peer (cli/op_run.cpp run_op_reference), which must neither crash nor fail inside.
+// reference and its bf16 peer (scenarios/op_reference.cpp run_op_reference), which must neither crash nor fail inside.
 // The first byte picks the op; the second the form of the rest:
 //   even: the bytes of an HDF5 file, read as `salasim op` reads them (in a child process first, as it does);
 //   odd:  a file built through the HDF5 API from the op's table: each input dataset present or not, under its name
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/op_backends.hpp"
+#include "scenarios/op_backends.hpp"
 #include "compare/op_table.hpp"
 #include "fuzz/support.hpp"
 #include "fuzz/support_h5.hpp"
@@ -166,7 +166,7 @@ std::string build_file(const op::OpSpec& s, Bytes b) {
 void read_and_run(const op::OpSpec& s, const std::string& path, bool guarded, bool peer) {
   fuzz::expect_clean([&] {
     const op::OpInputs x = op::read_op_inputs(s, path, guarded);
-    cli::run_op_reference(x, peer);
+    run_op_reference(x, peer);
   });
 }
 

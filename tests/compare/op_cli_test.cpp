@@ -358,4 +358,8 @@ TEST_CASE("op: --help and docs/op.md show each op's table as the op table holds 
   }
   const CliResult all = run_salasim("op --help");
   CHECK(all.output.find(op::all_ops_help()) != std::string::npos);
+  // the sweep shown in "Generated inputs" is what the command prints now
+  const CliResult sweep = run_salasim("op --sweep --ops gla,select_blocks");
+  CHECK(sweep.exit_code == 0);
+  CHECK(doc.find("$ ./build/salasim op --sweep --ops gla,select_blocks\n" + sweep.output + "```") != std::string::npos);
 }

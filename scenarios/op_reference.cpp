@@ -1,12 +1,12 @@
-// `salasim op` on the reference and on the peer (cli/op_backends.hpp): the inputs of the op table turned into the
-// arguments of the reference/ops.hpp call it wraps, and its results into taps.
+// `salasim op` on the reference and on the peer (scenarios/op_backends.hpp): the inputs of the op table turned into
+// the arguments of the reference/ops.hpp call it wraps, and its results into taps.
 #include <fmt/format.h>
 
-#include "cli/op_backends.hpp"
+#include "scenarios/op_backends.hpp"
 #include "model/error.hpp"
 #include "reference/ops.hpp"
 
-namespace salasim::cli {
+namespace salasim {
 
 namespace {
 
@@ -21,7 +21,8 @@ Mat mat(const InputDataset& d) {
 std::vector<Mat> heads(const InputDataset& d) {
   std::vector<Mat> m;
   const int64_t per = d.shape[1] * d.shape[2];
-  for (int64_t g = 0; g < d.shape[0]; ++g) m.push_back(Eigen::Map<const Mat>(d.data.data() + g * per, d.shape[1], d.shape[2]));
+  for (int64_t g = 0; g < d.shape[0]; ++g)
+    m.push_back(Eigen::Map<const Mat>(d.data.data() + g * per, d.shape[1], d.shape[2]));
   return m;
 }
 Tap tap(const Mat& m, std::vector<int64_t> shape) { return Tap{std::move(shape), {m.data(), m.data() + m.size()}}; }
@@ -114,4 +115,4 @@ TapMap run_op_reference(const op::OpInputs& x, bool peer) {
   return peer ? run(op::as_gpu_stores(x), ref::peer()) : run(x, ref::f64());
 }
 
-}  // namespace salasim::cli
+}  // namespace salasim

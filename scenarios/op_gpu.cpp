@@ -1,5 +1,5 @@
-// `salasim op --backend gpu` (cli/op_backends.hpp): the op on the CUDA path, with the kernels' calls as the runner
-// (gpu/runner.cpp) makes them. Built only with SALASIM_HAVE_CUDA.
+// `salasim op --backend gpu` (scenarios/op_backends.hpp): the op on the CUDA path, with the kernels' calls as the
+// runner (gpu/runner.cpp) makes them. Built only with SALASIM_HAVE_CUDA (scenarios/op_gpu_stub.cpp elsewhere).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <functional>
 #include <map>
 
-#include "cli/op_backends.hpp"
+#include "scenarios/op_backends.hpp"
 #include "gpu/common.hpp"
 #include "gpu/compress_k.hpp"
 #include "gpu/gla.hpp"
@@ -20,7 +20,7 @@
 #include "reference/ops.hpp"
 #include "scenarios/no_gpu.hpp"
 
-namespace salasim::cli {
+namespace salasim {
 
 namespace {
 
@@ -260,4 +260,4 @@ TapMap run_op_gpu(const op::OpInputs& x0, std::string* device) {
   return r;
 }
 
-}  // namespace salasim::cli
+}  // namespace salasim
