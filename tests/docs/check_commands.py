@@ -1,32 +1,48 @@
 #!/usr/bin/env python3
-"""The salasim commands shown in README.md and docs/*.md still run as shown.
+"""The salasim commands shown in README.md and docs/*.md run as shown, and print what is shown.
 
 A shown command is a line "$ ./build/salasim ..." inside a fenced code block; the lines after it, up to the next
-"$ " line or the end of the block, are its shown output ("..." marks lines left out; "# exit code N" at the end of
-a line gives the exit code, 0 otherwise). Commands of the fast, deterministic subcommands (RUN below) are run from
-the source tree, and must exit with the shown code and print every shown output line, in order. Every other
-command (a GPU, minutes of CPU, or inputs a test writes) is checked against its subcommand's --help: each --option
-it uses must exist there.
+"$ " line or the end of the block, are its shown output: "..." on a line of its own marks lines left out, and "…"
+inside a line stands for a value that changes from run to run (a time, a date, a path of the machine), matching any
+text. "# exit code N" at the end of a line gives the exit code (0 otherwise).
 
-Usage: check_commands.py SOURCE_DIR SALASIM_BIN BUILD_DIR"""
+A command runs when a CPU runs it in seconds: its subcommand is in RUN, it needs no GPU (`run`, `--backend gpu`,
+`ruler`, `golden record`, or a remark "  # ... GPU ..." after it), and a verify, ref or golden check names a
+--scenario (the default scenario takes a minute). Each file's commands run in the order written, in one fresh
+folder per file laid out as a checkout (scratch_tree: a command may read what an earlier one of its page wrote),
+and each must exit with the shown code and print every shown line, in order. Every other command is checked
+against its subcommand's --help: each --option it uses must exist there.
+
+--write regenerates the shown outputs instead: a shown line that is no longer printed as it stands is replaced by
+the printed line that differs from it only in its numbers (and in the text its "…" stand for), so figures that moved
+are rewritten and every other difference is reported for a person to resolve.
+
+Usage: check_commands.py SOURCE_DIR SALASIM_BIN BUILD_DIR [--write]"""
 import os
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 from doc_files import finish, markdown_files
 
-RUN = {"params", "synth-checkpoint", "tolerances", "model"}
+RUN = {"params", "synth-checkpoint", "tolerances", "model", "explain", "op", "diff", "ref", "verify", "golden",
+       "report"}
 SUBCOMMANDS = set()  # filled from `salasim --help` and each subcommand's --help (two levels), so it cannot go stale
 EXIT = re.compile(r"\s*#\s*exit code (\d+)\s*$")
+WILD = "…"
 
 
-def shown_commands(path):
-    """(line number, command, shown output lines, exit code) of every "$ ./build/salasim" line in fenced blocks."""
+class Shown:
+    def __init__(self, line, command):
+        self.line, self.command, self.output, self.code = line, command, [], 0
+        self.output_lines = []  # the file's line numbers of self.output
+
+
+def shown_commands(lines):
+    """Every "$ ./build/salasim" line of fenced blocks, with its shown output lines and exit code."""
     out, fence, cur = [], False, None
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
     for n, line in enumerate(lines, 1):
         if re.match(r"^\s*```", line):
             fence = not fence
@@ -37,14 +53,15 @@ def shown_commands(path):
         if line.startswith("$ "):
             cur = None
             if line.startswith("$ ./build/salasim "):
-                cur = [n, line[2:], [], 0]
+                cur = Shown(n, line[2:])
                 out.append(cur)
         elif cur is not None:
             m = EXIT.search(line)
             if m:
-                cur[3] = int(m.group(1))
+                cur.code = int(m.group(1))
                 line = line[: m.start()]
-            cur[2].append(line.rstrip())
+            cur.output.append(line.rstrip())
+            cur.output_lines.append(n)
     return out
 
 
@@ -57,39 +74,107 @@ def subcommand(args):
     return path
 
 
-def localise(command, binary, build):
-    """The shown command with ./build/salasim and build/... paths pointing at this build."""
-    words = []
-    for w in shlex.split(command, posix=True):
-        if w == "./build/salasim":
-            w = binary
-        elif w.startswith("build/"):
-            w = os.path.join(build, w[len("build/"):])
-        words.append(w)
-    return words
+def runs_here(words):
+    sub = subcommand(words)
+    if not sub or sub[0] not in RUN:
+        return False
+    if "--backend" in words and words[words.index("--backend") + 1:][:1] == ["gpu"]:
+        return False
+    if sub[:2] == ["golden", "record"]:
+        return False
+    if sub[0] in ("verify", "ref", "golden") and "--scenario" not in words:
+        return False
+    return True
 
 
-def run_shown(command, output, code, binary, build, source):
-    parts = [shlex.join(localise(p, binary, build)) for p in command.split(" | ")]
-    r = subprocess.run(["bash", "-o", "pipefail", "-c", " | ".join(parts)], cwd=source, capture_output=True, text=True,
+def scratch_tree(cwd, source, binary, build):
+    """The folder commands run in, laid out as a checkout: ./build/salasim is this binary, build/tests/ (what tests
+    wrote) this build's, and the source tree's data folders are there, so a command runs exactly as written and
+    what it writes (ref.h5, build/report/) stays in the folder."""
+    os.makedirs(os.path.join(cwd, "build"))
+    os.symlink(binary, os.path.join(cwd, "build", "salasim"))
+    for sub in ("tests", "lib"):
+        if os.path.isdir(os.path.join(build, sub)):
+            os.symlink(os.path.join(build, sub), os.path.join(cwd, "build", sub))
+    for top in ("scenarios", "reports", "tests", "tools", "bench", "docs"):
+        os.symlink(os.path.join(source, top), os.path.join(cwd, top))
+
+
+# Files some shown commands read that a test writes: when missing, that test case is run first.
+PREPARE = {
+    "build/tests/tmp/fault_element/": ("tests/salasim_compare_tests",
+                                       "harness: each fault fails and names its tap as the first divergence"),
+}
+
+
+def prepare(command, build, cwd):
+    for prefix, (exe, case) in PREPARE.items():
+        if prefix in command and not os.path.exists(os.path.join(cwd, prefix)):
+            subprocess.run([os.path.join(build, exe), case], cwd=cwd, capture_output=True, timeout=300)
+
+
+def strip_comment(command):
+    """The command without a trailing "  # ..." remark, and the remark."""
+    m = re.search(r"\s+#\s+(.*)$", command)
+    return (command[: m.start()], m.group(1)) if m else (command, "")
+
+
+NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?")
+
+
+def pattern(shown, numbers):
+    """A regex for a shown line: "…" matches any text; with `numbers`, every number matches any number."""
+    parts = []
+    for piece in re.split(f"({WILD})", shown):
+        if piece == WILD:
+            parts.append(".*?")
+            continue
+        last = 0
+        if numbers:
+            for m in NUMBER.finditer(piece):
+                parts.append(re.escape(piece[last:m.start()]))
+                parts.append(r"-?[0-9][0-9.e+-]*")
+                last = m.end()
+        parts.append(re.escape(piece[last:]))
+    return re.compile("^" + "".join(parts) + "$")
+
+
+def run(command, cwd):
+    r = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=cwd, capture_output=True, text=True,
                        timeout=300)
-    got = [l.rstrip() for l in (r.stdout + r.stderr).splitlines()]
-    if r.returncode != code:
-        return f"exited {r.returncode}, the docs show {code}\n" + "\n".join(got[-15:])
+    return r.returncode, [l.rstrip() for l in (r.stdout + r.stderr).splitlines()]
+
+
+def compare(s, code, got, write):
+    """None when every shown line is printed in order; else the problem. With `write`, s.output is regenerated
+    where lines differ only in numbers (and wildcards), and the problem is what could not be."""
+    if code != s.code:
+        return f"exited {code}, the docs show {s.code}\n" + "\n".join(got[-15:])
     i = 0
-    for want in output:
+    for k, want in enumerate(s.output):
         if want.strip() in ("", "..."):
             continue
-        while i < len(got) and got[i] != want:
-            i += 1
-        if i == len(got):
-            return f"printed no line '{want}' (in order)\n" + "\n".join(got[-15:])
-        i += 1
+        exact, loose = pattern(want, False), pattern(want, True)
+        j = i
+        while j < len(got) and not exact.match(got[j]):
+            j += 1
+        if j < len(got):
+            i = j + 1
+            continue
+        if write:
+            j = i
+            while j < len(got) and not loose.match(got[j]):
+                j += 1
+            if j < len(got):
+                s.output[k] = got[j] if WILD not in want else want  # a wildcard line keeps its shape
+                i = j + 1
+                continue
+        return f"printed no line '{want}' (in order)\n" + "\n".join(got[-15:])
     return None
 
 
-def check_options(command, binary, build, source, helps):
-    words = localise(command.split(" | ")[0], binary, build)[1:]
+def check_options(command, binary, source, helps):
+    words = shlex.split(strip_comment(command)[0].split(" | ")[0])[1:]
     sub = subcommand(words)
     key = " ".join(sub)
     if key not in helps:
@@ -107,24 +192,51 @@ def subcommands_of(binary, path, source):
     return re.findall(r"^  ([a-z][a-z0-9-]*)\s", text[1], re.M) if len(text) == 2 else []
 
 
+def check_file(path, source, binary, build, write, helps, problems):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    ran = checked = 0
+    rewritten = False
+    with tempfile.TemporaryDirectory(prefix="salasim-docs-") as cwd:
+        scratch_tree(cwd, source, binary, build)
+        for s in shown_commands(lines):
+            command, remark = strip_comment(s.command)
+            words = shlex.split(command.split(" | ")[0])[1:]
+            if runs_here(words) and "GPU" not in remark:
+                prepare(command, build, cwd)
+                code, got = run(command, cwd)
+                before = list(s.output)
+                why = compare(s, code, got, write)
+                if s.output != before:
+                    for n, text in zip(s.output_lines, s.output):
+                        suffix = f"  # exit code {s.code}" if EXIT.search(lines[n - 1]) else ""
+                        lines[n - 1] = text + suffix
+                    rewritten = True
+                ran += 1
+            else:
+                why = check_options(s.command, binary, source, helps)
+                checked += 1
+            if why:
+                problems.append(f"{os.path.relpath(path, source)}:{s.line}: $ {s.command}: {why}")
+    if write and rewritten:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        print(f"rewrote the shown output in {os.path.relpath(path, source)}")
+    return ran, checked
+
+
 def main():
-    source, binary, build = (os.path.abspath(a) for a in sys.argv[1:4])
+    args = [a for a in sys.argv[1:] if a != "--write"]
+    write = "--write" in sys.argv[1:]
+    source, binary, build = (os.path.abspath(a) for a in args[:3])
     for top in subcommands_of(binary, [], source):
         SUBCOMMANDS.add(top)
         SUBCOMMANDS.update(subcommands_of(binary, [top], source))
-    files = markdown_files(source)
     problems, ran, checked, helps = [], 0, 0, {}
-    for path in files:
-        for n, command, output, code in shown_commands(path):
-            sub = subcommand(shlex.split(command)[1:])
-            if sub and sub[0] in RUN:
-                why = run_shown(command, output, code, binary, build, source)
-                ran += 1
-            else:
-                why = check_options(command, binary, build, source, helps)
-                checked += 1
-            if why:
-                problems.append(f"{os.path.relpath(path, source)}:{n}: $ {command}: {why}")
+    for path in markdown_files(source):
+        r, c = check_file(path, source, binary, build, write, helps, problems)
+        ran += r
+        checked += c
     finish(problems, f"check_commands: {len(problems)} of {ran + checked} shown commands do not run as shown",
            f"check_commands: OK, {ran} commands ran as shown, {checked} more use only options their subcommand has")
 
