@@ -67,6 +67,7 @@ std::string script(const Plot& p, const std::string& png) {
   s += fmt::format(
       "set datafile missing 'NaN'\nset logscale {}\nset grid xtics ytics mytics\nset key bottom right box opaque\n",
       p.log_y ? "xy" : "x");
+  if (p.xrange) s += fmt::format("set xrange [{}:{}]\n", p.xrange->first, p.xrange->second);
   if (p.yrange) s += fmt::format("set yrange [{}:{}]\n", p.yrange->first, p.yrange->second);
   s += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\n", gp_string(p.title), gp_string(p.xlabel),
                    gp_string(p.ylabel));
@@ -78,15 +79,29 @@ std::string script(const Plot& p, const std::string& png) {
   }
   std::string plot = "plot ";
   const char* sep = "";
-  for (size_t i = 0; i < p.series.size(); ++i) {
+  for (size_t i = 0; i < p.series.size(); ++i) {  // predictions and published points first
     const PlotSeries& ser = p.series[i];
+    if (ser.measured) continue;
     const std::string color = ser.color.empty() ? "" : fmt::format(" lc rgb '{}'", ser.color);
-    plot += fmt::format("{}'{}.dat' index {} using 1:2 with {} lw 2{} pt {} ps 1.4 title {}", sep, p.stem, i,
-                        ser.line ? "linespoints" : "points", color, ser.point_type, gp_string(ser.title));
+    plot += fmt::format("{}'{}.dat' index {} using 1:2 with {} lw 2{} pt {} ps {} title {}", sep, p.stem, i,
+                        ser.line ? "linespoints" : "points", color, ser.point_type, ser.line ? "0.7" : "1.6",
+                        gp_string(ser.title));
     sep = ", \\\n     ";
   }
   if (p.hline)
-    plot += fmt::format("{}{} with lines dt 2 lw 2 lc rgb 'red' title {}", sep, *p.hline, gp_string(p.hline_title));
+    plot += fmt::format("{}{} with lines dt 2 lw 2 lc rgb '{}' title {}", sep, *p.hline, p.hline_color,
+                        gp_string(p.hline_title));
+  if (p.hline) sep = ", \\\n     ";
+  for (size_t i = 0; i < p.series.size(); ++i) {  // then the measurements on top: a black ring under the colour
+    const PlotSeries& ser = p.series[i];
+    if (!ser.measured) continue;
+    const std::string color = ser.color.empty() ? "'black'" : fmt::format("'{}'", ser.color);
+    plot += fmt::format(
+        "{}'{}.dat' index {} using 1:2 with points pt 5 ps 2.5 lc rgb 'black' notitle, \\\n     "
+        "'{}.dat' index {} using 1:2 with points pt 5 ps 1.8 lc rgb {} title {}",
+        sep, p.stem, i, p.stem, i, color, gp_string(ser.title));
+    sep = ", \\\n     ";
+  }
   plot += "\n";
   s += fmt::format(
       "set terminal svg size 900,560 dynamic font 'Helvetica,13' background rgb 'white'\n"
@@ -160,7 +175,8 @@ PlotOutcome render_script(const std::string& dir, const std::string& stem, const
       "set terminal svg size 900,560 dynamic font 'Helvetica,13' background rgb 'white'\n"
       "set output '{}.svg'\n{}",
       stem, stem, commands);
-  if (!png.empty()) s += fmt::format("set terminal {} size 1000,620\nset output '{}.png'\nreplot\n", png, stem);
+  // The commands again rather than `replot`, which repeats only the last plot of a multiplot.
+  if (!png.empty()) s += fmt::format("set terminal {} size 1000,620\nset output '{}.png'\n{}", png, stem, commands);
   write_file(std::filesystem::path(dir) / (stem + ".dat"), data);
   write_file(std::filesystem::path(dir) / (stem + ".gp"), s);
   out.files = {stem + ".dat", stem + ".gp"};

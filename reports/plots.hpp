@@ -15,6 +15,9 @@ struct PlotSeries {
   bool line = true;                               // false: markers only (measured or published points)
   std::string color;                              // "#rrggbb"; empty: gnuplot's cycle
   int point_type = 7;                             // gnuplot pt: 7 filled circle, 6 open circle, 8 triangle, 13 diamond
+  // A measurement: drawn after every other series (and the hline) as large filled squares ringed in black, so a
+  // measured point stays visible where it sits on a prediction of the same colour.
+  bool measured = false;
 };
 
 struct Plot {
@@ -23,9 +26,11 @@ struct Plot {
   std::vector<PlotSeries> series;
   std::vector<std::pair<double, std::string>> xtics;  // log-axis tick labels ("64K")
   bool log_y = true;                                  // false: linear y axis (fractions, scores)
+  std::optional<std::pair<double, double>> xrange;    // fixed x range (else gnuplot's autoscale over the data)
   std::optional<std::pair<double, double>> yrange;    // fixed y range
   std::optional<double> hline;                        // e.g. the card's memory
   std::string hline_title;
+  std::string hline_color = "red";  // red: a limit (a card's memory); grey: a reference level
 };
 
 struct PlotOutcome {
@@ -40,6 +45,7 @@ PlotOutcome render_plots(const std::string& dir, const std::vector<Plot>& plots)
 // A plot whose gnuplot commands the caller writes (a heatmap, say): <dir>/<stem>.dat holds `data`; `commands`
 // (everything but the terminal and output, ending with the plot command) go to <dir>/<stem>.gp, rendered as the
 // others (SVG, and PNG where gnuplot has it).
-PlotOutcome render_script(const std::string& dir, const std::string& stem, const std::string& data, const std::string& commands);
+PlotOutcome render_script(const std::string& dir, const std::string& stem, const std::string& data,
+                          const std::string& commands);
 
 }  // namespace salasim::reports

@@ -22,6 +22,7 @@
 #include "reports/plots.hpp"
 #include "scenarios/ruler/lines.hpp"
 #include "scenarios/ruler/niah.hpp"
+#include "scenarios/ruler/recall_plot.hpp"
 #include "scenarios/ruler/results_file.hpp"
 #include "scenarios/ruler/sample_io.hpp"
 #include "scenarios/ruler/score.hpp"
@@ -276,7 +277,7 @@ struct Tables {
   Summary sum;
   std::map<int64_t, std::vector<double>> task_scores_at;  // length -> each task's score
   std::string heat_dat;                                   // heatmap.dat
-  std::vector<reports::PlotSeries> series;                // recall.svg, one line per layer
+  RecallGrid recall;                                      // recall.svg, a panel per layer
 };
 
 void score_section(Tables& tb) {
@@ -384,8 +385,7 @@ void recall_section(Tables& tb) {
   tb.md += "\n";
   for (int l : layers) {
     tb.md += fmt::format("| {} |", l);
-    reports::PlotSeries ps;
-    ps.title = fmt::format("layer {} (last prompt token)", l);
+    size_t xi = 0;
     for (int64_t L : tb.lengths) {
       std::vector<double> pr, dr, rk;
       bool all_dense = true;
@@ -411,11 +411,12 @@ void recall_section(Tables& tb) {
       else
         tb.md += fmt::format(" {} / {} ({}) |", cell(mean(pr), 3), cell(mean(dr), 3),
                              rk.empty() ? "–" : fmt::format("{:.0f}", rk[rk.size() / 2]));
-      ps.points.emplace_back(double(L), mean(pr));
+      tb.recall.cells[{l, xi++}] = {mean(pr), mean(dr), pr.empty() && all_dense};
     }
     tb.md += "\n";
-    tb.series.push_back(ps);
+    tb.recall.layers.push_back(l);
   }
+  for (int64_t L : tb.lengths) tb.recall.length_labels.push_back(reports::context_label(L));
   if (layers.empty())
     tb.md += "| – | no sparse selection in these results (every sample ran dense, or no selections recorded) |\n";
   tb.md += "\n| depth |";
@@ -474,22 +475,14 @@ void write_bundle(Tables& tb, OutputFolder& folder, const ReportOptions& o) {
     const reports::PlotOutcome h = reports::render_script(dir, "heatmap", tb.heat_dat, heat_cmd);
     files.insert(files.end(), h.files.begin(), h.files.end());
     notes += h.note.empty() ? "" : h.note + "\n";
-    if (!tb.series.empty()) {
-      reports::Plot p;
-      p.stem = "recall";
-      p.title = "Needle-block selection recall of the last prompt token";
-      p.xlabel = "length (tokens)";
-      p.ylabel = "recall";
-      p.log_y = false;
-      p.yrange = std::make_pair(0.0, 1.05);
-      for (int64_t L : tb.lengths) p.xtics.emplace_back(double(L), reports::context_label(L));
-      p.series = tb.series;
-      const reports::PlotOutcome r = reports::render_plots(dir, {p});
+    if (!tb.recall.layers.empty()) {
+      const reports::PlotOutcome r =
+          reports::render_script(dir, "recall", recall_plot_data(tb.recall), recall_plot_commands(tb.recall));
       files.insert(files.end(), r.files.begin(), r.files.end());
-      notes += r.note + "\n";
+      notes += r.note.empty() ? "" : r.note + "\n";
     }
     tb.md += "\n## Plots\n\n![needles found by depth and length](heatmap.svg)\n\n";
-    if (!tb.series.empty()) tb.md += "![selection recall vs length](recall.svg)\n\n";
+    if (!tb.recall.layers.empty()) tb.md += "![selection recall per sparse layer vs length](recall.svg)\n\n";
     tb.md += notes;
     check_rendered(dir, files);
     write_file_atomic((fs::path(dir) / "summary.json").string(), tb.sum.j.dump(2) + "\n", false, "--out");
