@@ -64,8 +64,9 @@ void print_facts(const Sweep& s) {
       line += fmt::format(" {} {} B", weight_format_name(f), with_commas(model_weight_bytes(m, f)));
     line += fmt::format("; KV {} B/token", with_commas(model_kv_bytes_per_token(m)));
     if (m.kind == ModelKind::Sala)
-      line += fmt::format("; K1+K2 {:g} B/token; GLA state {} B", k1_bytes_per_token(m.sala) + k2_bytes_per_token(m.sala),
-                          with_commas(gla_state_bytes(m.sala)));
+      line +=
+          fmt::format("; K1+K2 {:g} B/token; GLA state {} B", k1_bytes_per_token(m.sala) + k2_bytes_per_token(m.sala),
+                      with_commas(gla_state_bytes(m.sala)));
     fmt::print("{}\n", line);
   }
 }
@@ -108,7 +109,8 @@ int run_latency(const ModelArgs& a) {
   const std::string measured = a.measured.empty() ? measured_path(s.hw.name) : data_path(a.measured);
   // The default folder may be absent (a card without runs is uncalibrated, and says so); a named one must exist.
   if (!a.measured.empty() && !a.floor && !std::filesystem::exists(measured))
-    fail("--measured {}: no such file or folder (the measured runs to calibrate from; --floor ignores them)", a.measured);
+    fail("--measured {}: no such file or folder (the measured runs to calibrate from; --floor ignores them)",
+         a.measured);
   if (a.floor && !a.hold_out.empty()) fail("--hold-out needs the measured runs, and --floor ignores them");
   std::vector<MeasuredRun> runs = a.floor ? std::vector<MeasuredRun>{} : load_measured(measured);
   const std::vector<MeasuredRun> held = hold_out(runs, a.hold_out, measured);
@@ -129,8 +131,8 @@ int run_latency(const ModelArgs& a) {
     fmt::print("{}", to_csv(t));
     return 0;
   }
-  fmt::print("latency model on {} = {}: {:.1f} TFLOP/s bf16, {:.2f} TB/s, {:.3g} exp/s; prefill chunk {}\n",
-             s.hw.name, s.hw.gpu, s.hw.bf16_flops / 1e12, s.hw.bandwidth / 1e12, s.hw.exp_per_s, s.ws.chunk);
+  fmt::print("latency model on {} = {}: {:.1f} TFLOP/s bf16, {:.2f} TB/s, {:.3g} exp/s; prefill chunk {}\n", s.hw.name,
+             s.hw.gpu, s.hw.bf16_flops / 1e12, s.hw.bandwidth / 1e12, s.hw.exp_per_s, s.ws.chunk);
   fmt::print("{}\n\n{}", status, to_text(without_command(t)));
   if (!runs.empty())
     fmt::print("\nmeasured runs ({}){}:\n{}", source_relative(measured), held.empty() ? "" : ", in the fit",
@@ -155,7 +157,9 @@ void add_common_options(CLI::App* c, ModelArgs& a) {
       ->capture_default_str();
   c->add_option("--weights", a.weights, "weight formats: bf16, w4a16 (GPTQ 4-bit, group 128), or both: bf16,w4a16")
       ->capture_default_str();
-  c->add_option("--chunk", a.chunk, "prefill chunk in tokens")->check(whole_number(1, kMaxChunk))->capture_default_str();
+  c->add_option("--chunk", a.chunk, "prefill chunk in tokens")
+      ->check(whole_number(1, kMaxChunk))
+      ->capture_default_str();
   auto* json = c->add_flag("--json", a.json, "machine-readable output");
   c->add_flag("--csv", a.csv, "CSV output (with the command that reproduces each row)")->excludes(json);
 }
@@ -167,14 +171,15 @@ void add_model(CLI::App& app, Run& run) {
   model->require_subcommand(1);
 
   auto m = std::make_shared<ModelArgs>();
-  CLI::App* mem = model->add_subcommand(
-      "memory", "Peak VRAM: weights, KV cache, compressed keys, GLA state and prefill workspace");
+  CLI::App* mem =
+      model->add_subcommand("memory", "Peak VRAM: weights, KV cache, compressed keys, GLA state and prefill workspace");
   add_common_options(mem, *m);
   mem->callback([m, &run] { run = [m] { return run_memory(*m); }; });
 
   auto l = std::make_shared<ModelArgs>();
-  CLI::App* lat = model->add_subcommand(
-      "latency", "TTFT, decode ms/token and end-to-end time from FLOPs, bytes and exponentials per op");
+  CLI::App* lat =
+      model->add_subcommand("latency",
+                            "TTFT, decode ms/token and end-to-end time from FLOPs, bytes and exponentials per op");
   add_common_options(lat, *l);
   lat->add_option("--decode-tokens", l->decode_tokens, "generated tokens for E2E (the first comes from the prefill)")
       ->check(whole_number(0, kMaxDecodeTokens))
@@ -187,6 +192,7 @@ void add_model(CLI::App& app, Run& run) {
                   "from the other runs alone (an out-of-sample check)");
   lat->add_flag("--floor", l->floor, "ignore measured runs: use the profile's efficiency factors (the floor)");
   lat->callback([l, &run] { run = [l] { return run_latency(*l); }; });
+  add_model_compare(model, run);
 }
 
 }  // namespace salasim::cli

@@ -17,6 +17,7 @@ struct ReportArgs {
   std::string contexts;
   std::vector<std::string> configs;
   std::vector<std::string> hw;
+  std::string op_context;
   bool force = false;  // replace an existing --out folder
 };
 
@@ -24,6 +25,7 @@ int run_report(ReportArgs a) {
   if (!a.contexts.empty()) a.opt.contexts = reports::parse_contexts(a.contexts);
   if (!a.configs.empty()) a.opt.configs = a.configs;
   if (!a.hw.empty()) a.opt.hw = a.hw;
+  if (!a.op_context.empty()) a.opt.op_context = reports::parse_context(a.op_context, "--op-context");
   // The bundle is built in a temporary folder beside --out and renamed into place whole (model/output_file.hpp): an
   // existing folder is kept unless --force, and a failed or interrupted run leaves none.
   OutputFolder folder(a.opt.out, a.force, "--out");
@@ -32,6 +34,7 @@ int run_report(ReportArgs a) {
   folder.commit();
   fmt::print("wrote {} files to {}/ (open {}/README.md)\n", r.files.size(), a.opt.out, a.opt.out);
   for (const std::string& c : r.calibration) fmt::print("  {}\n", c);
+  for (const std::string& c : r.comparison) fmt::print("  {}\n", c);
   fmt::print("  {}\n", r.plots_note);
   fmt::print("  {}\n", r.architecture_note);
   return r.mismatches.empty() ? 0 : 1;
@@ -54,6 +57,12 @@ void add_report(CLI::App& app, Run& run) {
   c->add_option("--checkpoint", a->opt.checkpoint,
                 "safetensors checkpoint folder: check every count of architecture.html against its headers (exit 1 "
                 "when one differs)");
+  c->add_option("--op-context", a->op_context,
+                "architecture.html: the context of VRAM by component and of the per-op table (FLOPs, bytes, "
+                "intensity, bound, time at the floor on the first --hw); default 64K");
+  c->add_option("--measured", a->opt.measured,
+                "measured records: a folder laid out as reports/measured/ (<hw>/run_*.json, <hw>/<comparator>/"
+                "run_*.json); default reports/measured");
   c->add_option("--decode-tokens", a->opt.decode_tokens, "generated tokens for E2E")
       ->check(whole_number(0, kMaxDecodeTokens))
       ->capture_default_str();

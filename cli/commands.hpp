@@ -14,7 +14,8 @@ void add_params(CLI::App& app, Run& run);
 void add_synth_checkpoint(CLI::App& app, Run& run);
 void add_ref(CLI::App& app, Run& run);
 void add_run(CLI::App& app, Run& run, const std::string& command_line);  // salasim run (CUDA)
-void add_model(CLI::App& app, Run& run);                                 // salasim model memory|latency
+void add_model(CLI::App& app, Run& run);                                 // salasim model memory|latency|compare
+void add_model_compare(CLI::App* model, Run& run);                       // salasim model compare (measured)
 void add_report(CLI::App& app, Run& run);                                // salasim report
 void add_diff(CLI::App& app, Run& run);
 void add_tolerances(CLI::App& app, Run& run);

@@ -12,6 +12,8 @@
 #include "model/output_file.hpp"
 #include "model/memory.hpp"
 #include "model/weights.hpp"
+#include "reports/architecture_costs.hpp"
+#include "reports/context.hpp"
 #include "reports/svg.hpp"
 #include "reports/table.hpp"
 
@@ -111,6 +113,10 @@ td:first-child,th:first-child{text-align:left}th{background:#f0f0ee}
 .legend span{display:inline-block;margin-right:14px;font-size:13px}
 .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 code{font-family:"DejaVu Sans Mono",ui-monospace,monospace;font-size:12.5px;overflow-wrap:anywhere}
+.ops th:first-child{width:13%}.ops td.none{color:#888;text-align:center}.total td,.total th{font-weight:700}
+table.vram i{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
+table.vram td:last-child,table.vram th:last-child{text-align:left}table.vram th:last-child{width:40%}
+table.vram th:first-child{width:20%}
 )";
 
 std::string legend(bool checked) {
@@ -259,22 +265,13 @@ TreeNode parameter_tree(const ModelConfig& c, const std::vector<TensorSpec>& inv
   return root;
 }
 
-ArchitectureOutcome write_architecture(const std::string& dir, const ArchitectureInput& in) {
-  if (!in.model || in.model->kind != ModelKind::Sala) fail("architecture page: expected a MiniCPM-SALA config");
-  const Model& m = *in.model;
+namespace {
+
+// The page's head, its subtitle and the four total cards (every count compared with the checkpoint, if any).
+std::string page_head(const Model& m, const ArchitectureInput& in, CountCheck& k) {
   const ModelConfig& c = m.sala;
   const std::vector<TensorSpec>& inv = m.inventory;
   const ParamCount pc = count_params(c, inv);
-  CountCheck k = count_check(inv, in.checkpoint);
-  ArchitectureOutcome out;
-
-  const std::string tree_svg =
-      treemap_svg(parameter_tree(c, inv, k), 1160, 700,
-                  fmt::format("Parameter treemap of {}: area proportional to parameters", m.name));
-  const std::string flow = flow_svg(c, inv, k, &out.unresolved);
-  const std::string bars = layer_bars_svg(c, inv, k);
-  const std::string table = comparison_table(c, inv, k);
-
   auto layers_of = [&](Part p) { return part_layers(c, p); };
   const std::vector<int> ll = layers_of(Part::Lightning), sl = layers_of(Part::Sparse);
   auto in_set = [](const std::vector<int>& s) {
@@ -316,6 +313,74 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
       "<div class=\"big\">{}</div><div class=\"what\">{} of the parameters</div></div>\n</div>\n",
       count_html(outer), pct(outer.expected, pc.total));
 
+  return h;
+}
+
+// The banner over the page once every count on it has been compared: all equal, or the problems listed.
+std::string check_banner(const CountCheck& k, ArchitectureOutcome& out) {
+  out.mismatches = k.issues;
+  out.mismatches.insert(out.mismatches.end(), k.failed.begin(), k.failed.end());
+  out.compared = k.compared;
+  std::string banner;
+  if (out.mismatches.empty()) {
+    banner = fmt::format(
+        "<div class=\"banner ok\">Checked against the safetensors headers of <code>{}</code>: {} "
+        "tensors, {} counts compared, all equal.</div>\n",
+        xml_escape(k.checkpoint), k.actual.size(), k.compared);
+  } else {
+    banner = fmt::format(
+        "<div class=\"banner bad\">Checked against the safetensors headers of <code>{}</code>: {} "
+        "tensors; {} tensor problem(s) and {} of {} counts disagree (in red below).<ul>\n",
+        xml_escape(k.checkpoint), k.actual.size(), k.issues.size(), k.failed.size(), k.compared);
+    const size_t shown = std::min<size_t>(out.mismatches.size(), 20);
+    for (size_t i = 0; i < shown; ++i) banner += "<li>" + xml_escape(out.mismatches[i]) + "</li>\n";
+    if (shown < out.mismatches.size())
+      banner += fmt::format("<li>... and {} more</li>\n", out.mismatches.size() - shown);
+    banner += "</ul></div>\n";
+  }
+  return banner;
+}
+
+// Sections 5 and 6: VRAM by component over the report's contexts, and the per-op costs at the chosen context.
+std::string cost_sections(const ArchitectureInput& in) {
+  const Model& m = *in.model;
+  const int64_t at = in.op_context;
+  const HwProfile hw = in.hw.name.empty() ? load_hw("h200") : in.hw;
+  std::string h = fmt::format("<h2 id=\"vram-components\">5. VRAM by component (one request)</h2>\n");
+  h += vram_components_html(m, in.contexts, at, in.ws, in.vram);
+  h += fmt::format(
+      "<h2 id=\"ops\">6. Every op at {} tokens: FLOPs, bytes, intensity, bound and time at the floor "
+      "on {}</h2>\n",
+      context_label(at), xml_escape(hw.name));
+  h += fmt::format(
+      "<p>One row per op of <code>reference/ops.hpp</code>, over every layer it runs in; the context is "
+      "<code>salasim report --op-context N</code> (here {}). Hover an op for its card's title; "
+      "<code>salasim explain OP --context {}</code> has the terms behind each count.</p>\n",
+      context_label(at), context_label(at));
+  h += op_floor_table_html(op_floors(m, at, in.ws.chunk, hw), at, in.ws.chunk, hw);
+  return h;
+}
+
+}  // namespace
+
+ArchitectureOutcome write_architecture(const std::string& dir, const ArchitectureInput& in) {
+  if (!in.model || in.model->kind != ModelKind::Sala) fail("architecture page: expected a MiniCPM-SALA config");
+  const Model& m = *in.model;
+  const ModelConfig& c = m.sala;
+  const std::vector<TensorSpec>& inv = m.inventory;
+  const ParamCount pc = count_params(c, inv);
+  CountCheck k = count_check(inv, in.checkpoint);
+  ArchitectureOutcome out;
+
+  const std::string tree_svg =
+      treemap_svg(parameter_tree(c, inv, k), 1160, 700,
+                  fmt::format("Parameter treemap of {}: area proportional to parameters", m.name));
+  const std::string flow = flow_svg(c, inv, k, &out.unresolved);
+  const std::string bars = layer_bars_svg(c, inv, k);
+  const std::string table = comparison_table(c, inv, k);
+  const std::vector<int> ll = part_layers(c, Part::Lightning), sl = part_layers(c, Part::Sparse);
+
+  std::string h = page_head(m, in, k);
   h += "<h2 id=\"treemap\">1. Parameter treemap</h2>\n";
   h += fmt::format(
       "<p>Area is parameter count: the whole is {} parameters; the {} Lightning layers, the {} sparse "
@@ -348,6 +413,7 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
   } else {
     h += "<p>No VRAM sweep was given.</p>\n";
   }
+  h += cost_sections(in);
   h += "<p class=\"sub\">Source lines read from <code>" +
        xml_escape(std::filesystem::absolute(data_path("reference/ops.hpp")).parent_path().parent_path().string()) +
        "</code>.";
@@ -357,29 +423,7 @@ ArchitectureOutcome write_architecture(const std::string& dir, const Architectur
   h += "</p>\n</main>\n</body>\n</html>\n";
 
   // Every count on the page has been compared now: the banner says how it went.
-  if (k.on()) {
-    out.mismatches = k.issues;
-    out.mismatches.insert(out.mismatches.end(), k.failed.begin(), k.failed.end());
-    out.compared = k.compared;
-    std::string banner;
-    if (out.mismatches.empty()) {
-      banner = fmt::format(
-          "<div class=\"banner ok\">Checked against the safetensors headers of <code>{}</code>: {} "
-          "tensors, {} counts compared, all equal.</div>\n",
-          xml_escape(k.checkpoint), k.actual.size(), k.compared);
-    } else {
-      banner = fmt::format(
-          "<div class=\"banner bad\">Checked against the safetensors headers of <code>{}</code>: {} "
-          "tensors; {} tensor problem(s) and {} of {} counts disagree (in red below).<ul>\n",
-          xml_escape(k.checkpoint), k.actual.size(), k.issues.size(), k.failed.size(), k.compared);
-      const size_t shown = std::min<size_t>(out.mismatches.size(), 20);
-      for (size_t i = 0; i < shown; ++i) banner += "<li>" + xml_escape(out.mismatches[i]) + "</li>\n";
-      if (shown < out.mismatches.size())
-        banner += fmt::format("<li>... and {} more</li>\n", out.mismatches.size() - shown);
-      banner += "</ul></div>\n";
-    }
-    h.replace(h.find("<!--CHECK-->"), 12, banner);
-  }
+  if (k.on()) h.replace(h.find("<!--CHECK-->"), 12, check_banner(k, out));
 
   const std::filesystem::path d(dir);
   out.files.push_back(write_file(d / "architecture.html", h));

@@ -1,6 +1,7 @@
 // The architecture page of the report bundle: architecture.html (one self-contained file: inline SVG and CSS, no
 // script, no network) with a parameter treemap, the forward flow of one Lightning and one sparse layer beside the
-// reference source lines, the layer-by-layer comparison and the VRAM chart; the treemap and the flow also as
+// reference source lines, the layer-by-layer comparison, the VRAM chart, VRAM by component and the per-op costs at
+// a chosen context; the treemap and the flow also as
 // treemap.svg and flow.svg. With a checkpoint every count is compared with its safetensors headers and every
 // disagreement is drawn in red.
 #pragma once
@@ -13,9 +14,11 @@
 #include "model/config.hpp"
 #include "model/inventory.hpp"
 #include "reports/forward_flow.hpp"
+#include "reports/hardware.hpp"
 #include "reports/model_spec.hpp"
 #include "reports/plots.hpp"
 #include "reports/treemap.hpp"
+#include "reports/workspace.hpp"
 
 namespace salasim::reports {
 
@@ -52,6 +55,12 @@ struct ArchitectureInput {
   std::string checkpoint;        // folder (or .safetensors file) to check every count against; "" for none
   std::vector<Plot> vram;        // the bundle's VRAM plots, one per card (same series, each with its card's memory)
   std::string command;           // the command that wrote the page
+  // VRAM by component at each of `contexts` and the per-op table at `op_context`, timed on `hw` (the report's
+  // first card; a profile without a name is the h200's).
+  std::vector<int64_t> contexts;
+  int64_t op_context = 65536;
+  WorkspaceParams ws;
+  HwProfile hw;
 };
 
 struct ArchitectureOutcome {

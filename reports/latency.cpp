@@ -12,12 +12,19 @@ double roofline_seconds(const OpCost& op, const HwProfile& hw) {
   return std::max({op.flops / hw.bf16_flops, op.bytes / hw.bandwidth, op.exps / hw.exp_per_s});
 }
 
+const char* roofline_bound(const OpCost& op, const HwProfile& hw) {
+  const double f = op.flops / hw.bf16_flops, b = op.bytes / hw.bandwidth, e = op.exps / hw.exp_per_s;
+  return f >= b && f >= e ? "compute" : b >= e ? "memory" : "exp";
+}
+
 std::vector<OpTotal> prefill_ops(const Model& m, WeightFormat f, const HwProfile& hw, int64_t tokens, int64_t chunk) {
   if (tokens <= 0) fail("prefill of {} tokens: expected at least one token", tokens);
   if (chunk <= 0) fail("--chunk {}: expected a positive chunk size", chunk);
   if ((tokens - 1) / chunk + 1 > kMaxPrefillCalls)
-    fail("--chunk {}: a prefill of {} tokens would take {} chunks, more than the {} the latency model sums; use a "
-         "larger --chunk", chunk, tokens, (tokens - 1) / chunk + 1, kMaxPrefillCalls);
+    fail(
+        "--chunk {}: a prefill of {} tokens would take {} chunks, more than the {} the latency model sums; use a "
+        "larger --chunk",
+        chunk, tokens, (tokens - 1) / chunk + 1, kMaxPrefillCalls);
   std::vector<OpTotal> out;
   for (int64_t s = 0; s < tokens; s += chunk) {
     const int64_t e = std::min(tokens, s + chunk);

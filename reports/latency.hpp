@@ -16,6 +16,8 @@ namespace salasim::reports {
 using ClassSeconds = std::array<double, kOpClasses>;
 
 double roofline_seconds(const OpCost& op, const HwProfile& hw);
+// Which of the three terms of roofline_seconds is the largest: "compute" (FLOPs), "memory" (bytes) or "exp".
+const char* roofline_bound(const OpCost& op, const HwProfile& hw);
 
 // One op summed over every chunk of a prefill.
 struct OpTotal {
@@ -32,15 +34,15 @@ ClassSeconds decode_step_class_floor(const Model& m, WeightFormat f, const HwPro
 
 struct LatencyPrediction {
   int64_t context = 0;
-  int64_t decode_tokens = 0;  // generated tokens: the first comes from the prefill, the rest from decode steps
+  int64_t decode_tokens = 0;       // generated tokens: the first comes from the prefill, the rest from decode steps
   ClassSeconds prefill_floor_s{};  // efficiency 1
   ClassSeconds prefill_s{};        // with the efficiency factors
   double ttft_s = 0;
   double decode_floor_ms = 0;  // mean per decode step over the generated tokens (the step at `context` if < 2)
   ClassSeconds decode_floor_class_ms{};  // the same per op class (they add up to decode_floor_ms)
-  double decode_ms = 0;        // sum over classes of floor / Efficiency::decode_of(class)
-  double e2e_s = 0;            // ttft + (decode_tokens - 1) decode steps
-  std::vector<OpTotal> ops;    // prefill ops, for --json
+  double decode_ms = 0;                  // sum over classes of floor / Efficiency::decode_of(class)
+  double e2e_s = 0;                      // ttft + (decode_tokens - 1) decode steps
+  std::vector<OpTotal> ops;              // prefill ops, for --json
 };
 
 LatencyPrediction predict_latency(const Model& m, WeightFormat f, const HwProfile& hw, const Efficiency& eff,

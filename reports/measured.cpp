@@ -17,6 +17,10 @@ namespace salasim::reports {
 
 std::string measured_path(const std::string& hw_name) { return data_path("reports/measured/" + hw_name); }
 
+std::string measured_path(const std::string& hw_name, const std::string& root) {
+  return root.empty() ? measured_path(hw_name) : (std::filesystem::path(root) / hw_name).string();
+}
+
 namespace {
 
 // A phase of a run: 0 (none of that class), or a time of at least kMeasuredTime's nanosecond. A positive time below

@@ -15,7 +15,8 @@ namespace salasim::reports {
 // One run, a JSON object:
 // {"date", "gpu", "command", "config", "context", "decode_tokens", "ttft_s", "decode_ms_per_token",
 //  "peak_vram_bytes", "planner_peak_bytes", "phases": {"gemm_s", "select_s", "sparse_attn_s", "dense_attn_s",
-//  "gla_s", "other_s"}, "decode_gpu_ms_per_token": {"gemm_ms", ..., "other_ms", "total_ms"}}; "phases" is optional, and so are "weights" ("bf16"), "chunk" (16384), "driver" and
+//  "gla_s", "other_s"}, "decode_gpu_ms_per_token": {"gemm_ms", ..., "other_ms", "total_ms"}}; "phases" is optional, and
+//  so are "weights" ("bf16"), "chunk" (16384), "driver" and
 // "revision" (what `salasim run` writes since they were added), and "source" (a note on where the record came from).
 struct MeasuredRun {
   std::string date, gpu, command, config;
@@ -37,8 +38,11 @@ struct MeasuredRun {
 };
 
 // `path`: a folder (every *.json in it, ordered by config and context), or one file holding a run object or an
-// array of them. [] when the path does not exist. A bad record is a salasim::Error naming the file, the run and the field.
+// array of them. [] when the path does not exist. A bad record is a salasim::Error naming the file, the run and the
+// field.
 std::vector<MeasuredRun> load_measured(const std::string& path);
 std::string measured_path(const std::string& hw_name);  // reports/measured/<hw> (a folder)
+// <root>/<hw>: `root` laid out as reports/measured/ (the report's --measured); "" for reports/measured itself.
+std::string measured_path(const std::string& hw_name, const std::string& root);
 
 }  // namespace salasim::reports

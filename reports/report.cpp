@@ -12,6 +12,7 @@
 #include "model/output_file.hpp"
 #include "reports/architecture.hpp"
 #include "reports/calibrate.hpp"
+#include "reports/comparison.hpp"
 #include "reports/latency.hpp"
 #include "reports/measured.hpp"
 #include "reports/paper.hpp"
@@ -63,7 +64,25 @@ std::vector<std::pair<double, std::string>> context_tics(const std::vector<int64
   return tics;
 }
 
-Plot vram_plot(const Sweep& s) {
+// The measured points of `m` on a card (its `salasim run` records, or a comparator's), as (context, value).
+std::vector<std::pair<double, double>> measured_points(const Card& card, const Model& m,
+                                                       double (*value)(const MeasuredRun&)) {
+  std::vector<std::pair<double, double>> pts;
+  for (const std::vector<MeasuredRun>* runs : {&card.runs, &card.comparator_runs})
+    for (const MeasuredRun& r : *runs)
+      if (std::filesystem::path(r.config).stem().string() == m.name && r.weights == "bf16")
+        pts.push_back({double(r.context), value(r)});
+  std::sort(pts.begin(), pts.end());
+  return pts;
+}
+
+double run_ttft(const MeasuredRun& r) { return r.ttft_s; }
+double run_peak_gib(const MeasuredRun& r) {
+  return r.peak_vram_bytes > 0 ? double(r.peak_vram_bytes) / double(1 << 30) : kNaN;
+}
+
+// Peak VRAM per model and format against context; with `card`, its measured peaks on top.
+Plot vram_plot(const Sweep& s, const Card* card = nullptr) {
   Plot p;
   p.stem = "vram_" + s.hw.name;
   p.title = fmt::format("Peak VRAM vs context, {} (prefill chunk {})", s.hw.name, s.ws.chunk);
@@ -73,11 +92,17 @@ Plot vram_plot(const Sweep& s) {
   for (size_t mi = 0; mi < s.models.size(); ++mi)
     for (WeightFormat f : s.formats) {
       const Model& m = s.models[mi];
-      PlotSeries ser{label(m, f), {}, true, color(mi, f)};
+      PlotSeries ser{label(m, f) + " model", {}, true, color(mi, f)};
       for (int64_t ctx : s.contexts)
         ser.points.push_back({double(ctx), double(memory_breakdown(m, f, ctx, s.ws).peak()) / double(1 << 30)});
       p.series.push_back(ser);
     }
+  for (size_t mi = 0; card && mi < s.models.size(); ++mi) {
+    PlotSeries ser{s.models[mi].name + " bf16 measured", measured_points(*card, s.models[mi], run_peak_gib), false,
+                   color(mi, WeightFormat::Bf16)};
+    ser.measured = true;
+    if (!ser.points.empty()) p.series.push_back(ser);
+  }
   p.hline = double(s.hw.memory_bytes) / double(1 << 30);
   p.hline_title = fmt::format("{} memory ({} GiB): above it is OOM", s.hw.name, gib(s.hw.memory_bytes));
   return p;
@@ -114,10 +139,9 @@ Plot ttft_plot(const Sweep& s, const Card& card, const PaperData& paper) {
     if (!ser.points.empty()) p.series.push_back(ser);
   }
   for (size_t mi = 0; mi < s.models.size(); ++mi) {
-    const Model& m = s.models[mi];
-    PlotSeries ser{m.name + " measured", {}, false, color(mi, WeightFormat::Bf16), 13};
-    for (const MeasuredRun& r : card.runs)
-      if (load_model(r.config).name == m.name) ser.points.push_back({double(r.context), r.ttft_s});
+    PlotSeries ser{s.models[mi].name + " bf16 measured", measured_points(card, s.models[mi], run_ttft), false,
+                   color(mi, WeightFormat::Bf16)};
+    ser.measured = true;
     if (!ser.points.empty()) p.series.push_back(ser);
   }
   return p;
@@ -139,8 +163,14 @@ std::string architecture_section(Bundle& b, const std::vector<Model>& models, co
   in.model = &*sala;
   in.checkpoint = o.checkpoint;
   in.command =
-      fmt::format("salasim report --out {}{}", o.out, o.checkpoint.empty() ? "" : " --checkpoint " + o.checkpoint);
-  for (const Card& c : cards) in.vram.push_back(vram_plot(sweep_for(models, c, o)));
+      fmt::format("salasim report --out {}{}{}", o.out,
+                  o.op_context == ReportOptions{}.op_context ? "" : " --op-context " + context_label(o.op_context),
+                  o.checkpoint.empty() ? "" : " --checkpoint " + o.checkpoint);
+  for (const Card& c : cards) in.vram.push_back(vram_plot(sweep_for(models, c, o), &c));
+  in.contexts = o.contexts;
+  in.op_context = o.op_context;
+  in.ws = o.ws;
+  in.hw = cards.front().hw;
   const ArchitectureOutcome a = write_architecture(b.dir.string(), in);
   b.files.insert(b.files.end(), a.files.begin(), a.files.end());
   out.mismatches = a.mismatches;
@@ -158,8 +188,9 @@ std::string architecture_section(Bundle& b, const std::vector<Model>& models, co
       "[architecture.html](architecture.html) (one self-contained page: open it in a browser): the "
       "parameter treemap ([treemap.svg](treemap.svg)), the forward flow of one Lightning and one sparse "
       "layer with parameters per step and the reference source lines ([flow.svg](flow.svg)), the "
-      "layer-by-layer comparison and the VRAM chart. {}.\n\n",
-      out.architecture_note);
+      "layer-by-layer comparison, the VRAM chart, VRAM by component and every op's FLOPs, bytes, bound and time "
+      "at the floor at {} tokens on {} (`--op-context`). {}.\n\n",
+      context_label(o.op_context), cards.front().hw.name, out.architecture_note);
   return md;
 }
 
@@ -168,6 +199,64 @@ std::string architecture_section(Bundle& b, const std::vector<Model>& models, co
 std::string section_table(Bundle& b, const std::string& csv, const Table& t) {
   b.write(csv, to_csv(t));
   return to_markdown(t) + fmt::format("\n(CSV: [{}]({}))\n\n", csv, csv);
+}
+
+// --- MiniCPM-SALA beside the comparator, measured ------------------------------------------------------------
+
+// One line for the CLI: the lengths each model was measured at, and the ratios where both were.
+std::string comparison_line(const Comparison& cmp) {
+  std::string sala, other, both;
+  for (const ComparisonRow& r : cmp.rows) {
+    const std::string at = context_label(r.context);
+    if (r.sala) sala += (sala.empty() ? "" : ", ") + at;
+    if (r.other) other += (other.empty() ? "" : ", ") + at;
+    if (r.sala && r.other)
+      both += fmt::format("{}{} x{}", both.empty() ? "" : ", ", at, ratio(r.other->ttft_s / r.sala->ttft_s));
+  }
+  auto list = [](const std::string& s) { return s.empty() ? std::string("none") : s; };
+  return fmt::format(
+      "{}: {} / {} measured: {} at {}, {} at {} of {}; TTFT ratio {}", cmp.hw, cmp.other.name, cmp.sala.name,
+      cmp.sala.name, list(sala), cmp.other.name, list(other),
+      [&] {
+        std::string all;
+        for (const ComparisonRow& r : cmp.rows) all += (all.empty() ? "" : ", ") + context_label(r.context);
+        return all;
+      }(),
+      both.empty() ? "at none (no length has both records)" : both);
+}
+
+// The ratio table and its plot for a card where either model has a record (reports/measured/<card>/ and
+// <card>/<comparator>/); nothing for a card without records.
+std::string comparison_section(Bundle& b, const std::vector<Model>& models, const Card& c, const ReportOptions& o,
+                               const PaperData& paper, std::vector<Plot>& plots, ReportOutcome& out) {
+  auto kind = [&](ModelKind k) {
+    return std::find_if(models.begin(), models.end(), [k](const Model& m) { return m.kind == k; });
+  };
+  if (kind(ModelKind::Sala) == models.end() || kind(ModelKind::Dense) == models.end()) return "";
+  ComparisonInput in;
+  in.root = o.measured;
+  in.hw = c.hw.name;
+  in.sala_config = kind(ModelKind::Sala)->path;
+  in.other_config = kind(ModelKind::Dense)->path;
+  const Comparison cmp = load_comparison(in, paper);
+  if (cmp.sala_records + cmp.other_records == 0) return "";
+  out.comparison.push_back(comparison_line(cmp));
+  std::string md = fmt::format("### {} beside {}, measured on {}\n\n", cmp.other.name, cmp.sala.name, c.hw.name);
+  md += fmt::format(
+      "TTFT and peak device memory from the records: `{}` (`salasim run --json-out`) and `{}` "
+      "(`bench/qwen3_hf.py`: Hugging Face transformers, torch SDPA, synthetic bf16 weights); ratios are {} / {}. "
+      "The paper's {} figures are beside them (it gives no memory figures). A length without a record says "
+      "*not measured*.\n\n",
+      source_relative(cmp.sala_dir), source_relative(cmp.other_dir), cmp.other.name, cmp.sala.name, cmp.paper_gpu);
+  md += section_table(b, fmt::format("compare_{}.csv", c.hw.name), comparison_table(cmp));
+  const Plot p = comparison_plot(cmp);
+  if (!p.series.empty()) {
+    plots.push_back(p);
+    md += gnuplot_available()
+              ? fmt::format("![{} / {} vs context]({}.svg)\n\n", cmp.other.name, cmp.sala.name, p.stem)
+              : fmt::format("(plot skipped: gnuplot is not installed; `gnuplot {}.gp` renders it)\n\n", p.stem);
+  }
+  return md;
 }
 
 }  // namespace
@@ -180,7 +269,13 @@ ReportOutcome write_report(const ReportOptions& o) {
   for (const std::string& h : o.hw) {
     Card c;
     c.hw = load_hw(h);
-    c.runs = load_measured(measured_path(c.hw.name));
+    c.runs = load_measured(measured_path(c.hw.name, o.measured));
+    for (const Model& m : models)  // a comparator's records sit in a folder of its own: never in the fit
+      if (m.kind == ModelKind::Dense) {
+        const std::vector<MeasuredRun> r =
+            load_measured((std::filesystem::path(measured_path(c.hw.name, o.measured)) / m.name).string());
+        c.comparator_runs.insert(c.comparator_runs.end(), r.begin(), r.end());
+      }
     c.fit = fit_runs(c.runs, c.hw);
     cards.push_back(std::move(c));
   }
@@ -243,7 +338,7 @@ ReportOutcome write_report(const ReportOptions& o) {
     per_card +=
         fmt::format("### Peak VRAM (card: {} GiB; **OOM** where the peak exceeds it)\n\n", gib(c.hw.memory_bytes));
     per_card += section_table(b, fmt::format("vram_{}.csv", c.hw.name), vram_table(s));
-    plots.push_back(vram_plot(s));
+    plots.push_back(vram_plot(s, &c));
     per_card += image("peak VRAM vs context on " + c.hw.name, "vram_" + c.hw.name);
     per_card += fmt::format("### TTFT, decode and E2E ({})\n\n", c.fit.summary(c.hw.efficiency));
     per_card += section_table(b, fmt::format("latency_{}.csv", c.hw.name), latency_wide_table(s, c.fit.eff));
@@ -254,12 +349,13 @@ ReportOutcome write_report(const ReportOptions& o) {
       per_card += "### Against the paper's published numbers (a check, not a target)\n\n";
       per_card += section_table(b, fmt::format("paper_{}.csv", c.hw.name), pt);
     }
+    per_card += comparison_section(b, models, c, o, paper, plots, out);
     per_card += "### Measured runs\n\n";
     if (c.runs.empty())
       per_card += fmt::format(
           "No measured runs for {} yet ({} is empty or missing): the tables above are "
           "predictions only.\n\n",
-          c.hw.name, source_relative(measured_path(c.hw.name)));
+          c.hw.name, source_relative(measured_path(c.hw.name, o.measured)));
     else
       per_card += section_table(b, fmt::format("measured_{}.csv", c.hw.name), measured_table(c.runs, c.hw, c.fit.eff));
   }

@@ -19,12 +19,17 @@ struct ReportOptions {
   WorkspaceParams ws;
   int64_t decode_tokens = 1024;  // the paper generates 1K tokens after the prompt
   std::string checkpoint;        // architecture page: check every count against this checkpoint's headers
+  int64_t op_context = 65536;    // architecture page: VRAM by component and the per-op table at this context
+  // Measured records: a folder laid out as reports/measured/ (<card>/run_*.json of `salasim run`, and
+  // <card>/<comparator>/run_*.json of bench/qwen3_hf.py); "" for reports/measured itself.
+  std::string measured;
 };
 
 struct ReportOutcome {
   std::vector<std::string> files;        // written, relative to the bundle folder
   std::string plots_note;                // rendered, or skipped and why
   std::vector<std::string> calibration;  // one line per hardware profile
+  std::vector<std::string> comparison;   // per card with records: SALA vs the comparator, measured lengths
   std::string architecture_note;         // what the architecture page is and what its checkpoint check found
   std::vector<std::string> mismatches;   // the checkpoint disagrees with these counts (exit 1 when any)
 };

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""The measured figures README.md quotes are those of committed records.
+"""The measured figures README.md and bench/RESULTS.md quote are those of committed records.
 
-The text between "<!-- measured: NAME -->" and "<!-- /measured -->" in README.md is generated from records:
-  h200        reports/measured/h200/run_*.json (`salasim run` on the H200): TTFT and decode per context, the peak
-              memory of the longest, the records' date and revision;
-  verify-cpu  the newest bench/results/*/verify*.record.json (`bash bench/verify_cpu.sh`): the main job's wall and
-              CPU time and peak memory, the machine and how busy it was, the revision.
---check (the default) fails when the README's text is not what the records give; --write puts it there.
+The text between "<!-- measured: NAME -->" and "<!-- /measured -->" in those files is generated from records:
+  h200          reports/measured/h200/run_*.json (`salasim run` on the H200): TTFT and decode per context, the peak
+                memory of the longest, the records' date and revision;
+  verify-cpu    the newest bench/results/*/verify*.record.json (`bash bench/verify_cpu.sh`): the main job's wall and
+                CPU time and peak memory, the machine and how busy it was, the revision;
+  compare-h200  MiniCPM-SALA beside Qwen3-8B on the H200 (reports/measured/h200/ and its qwen3-8b/ folder, the
+                paper's A6000D figures): the table `salasim model compare --markdown` prints, so it needs --salasim.
+--check (the default) fails when a file's text is not what the records give; --write puts it there.
 
-Usage: check_measured.py SOURCE_DIR [--write]"""
+Usage: check_measured.py SOURCE_DIR [--write] [--salasim BIN]"""
 import glob
 import json
 import os
 import re
+import subprocess
 import sys
 
 from doc_files import finish
@@ -58,36 +61,62 @@ def h200(source):
             f"{label(last['context'])} (records of {and_list(dates)}, revision {and_list(revisions)})")
 
 
-GENERATORS = {"h200": h200, "verify-cpu": verify_cpu}
+def compare_h200(source, salasim):
+    if not salasim:
+        sys.exit("check_measured: the compare-h200 block needs --salasim BIN (salasim model compare prints it)")
+    run = subprocess.run([salasim, "model", "compare", "--hw", "h200", "--markdown"], cwd=source, capture_output=True,
+                         text=True)
+    if run.returncode != 0:
+        sys.exit(f"check_measured: salasim model compare failed: {run.stderr.strip()}")
+    return "\n" + run.stdout
+
+
+GENERATORS = {"h200": h200, "verify-cpu": verify_cpu, "compare-h200": compare_h200}
+MULTILINE = {"compare-h200"}  # a table: compared line by line, not as one sentence
+
+
+def check_file(source, rel, salasim, write, problems):
+    """The names of the measured blocks of one file, each checked (or rewritten) against its generator."""
+    path = os.path.join(source, rel)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    names, out, last = [], [], 0
+    for m in BLOCK.finditer(text):
+        name = m.group(1)
+        if name not in GENERATORS:
+            problems.append(f"{rel}: measured block '{name}': no generator (known: {', '.join(GENERATORS)})")
+            continue
+        names.append(name)
+        gen = GENERATORS[name]
+        want = gen(source, salasim) if name == "compare-h200" else gen(source)
+        norm = (lambda t: t.strip()) if name in MULTILINE else (lambda t: " ".join(t.split()))
+        have = m.group(2)
+        out += [text[last:m.start(2)], want if write else have]
+        last = m.end(2)
+        if norm(have) != norm(want) and not write:
+            problems.append(f"{rel}: the '{name}' figures say\n  {norm(have)}\nthe records give\n  {norm(want)}")
+    out.append(text[last:])
+    if write and "".join(out) != text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("".join(out))
+        print(f"rewrote {rel}'s measured figures from the records")
+    return names
 
 
 def main():
     source = os.path.abspath(sys.argv[1])
     write = "--write" in sys.argv[2:]
-    path = os.path.join(source, "README.md")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    problems, names, out, last = [], [], [], 0
-    for m in BLOCK.finditer(text):
-        name = m.group(1)
-        if name not in GENERATORS:
-            problems.append(f"README.md: measured block '{name}': no generator (known: {', '.join(GENERATORS)})")
-            continue
-        names.append(name)
-        want, have = GENERATORS[name](source), " ".join(m.group(2).split())
-        out += [text[last:m.start(2)], want if write else m.group(2)]
-        last = m.end(2)
-        if have != want and not write:
-            problems.append(f"README.md: the '{name}' figures say\n  {have}\nthe records give\n  {want}")
-    out.append(text[last:])
-    if not names:
+    salasim = sys.argv[sys.argv.index("--salasim") + 1] if "--salasim" in sys.argv[2:] else ""
+    if salasim:
+        salasim = os.path.abspath(salasim)
+    problems = []
+    readme = check_file(source, "README.md", salasim, write, problems)
+    results = check_file(source, os.path.join("bench", "RESULTS.md"), salasim, write, problems)
+    if not readme:
         problems.append("README.md: no <!-- measured: NAME --> ... <!-- /measured --> block")
-    if write and not problems and "".join(out) != text:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("".join(out))
-        print("rewrote README.md's measured figures from the records")
     finish(problems, "check_measured: FAIL (bash tools/regen_docs.sh rewrites them)",
-           f"check_measured: OK, README.md quotes the records of {', '.join(names)}")
+           f"check_measured: OK, README.md quotes the records of {', '.join(readme)}; bench/RESULTS.md of "
+           f"{', '.join(results) or 'none'}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@
 
 #include "model/weights.hpp"
 #include "reports/architecture.hpp"
+#include "reports/architecture_costs.hpp"
+#include "reports/latency.hpp"
+#include "reports/op_catalog.hpp"
 #include "reports/report.hpp"
 #include "reports/table.hpp"
 #include "tests/support/catch.hpp"
@@ -41,7 +44,8 @@ std::vector<DrawnRect> drawn_rects(const std::string& svg) {
       R"re(<rect class="[^"]*" data-params="(\d+)" data-depth="(\d+)" x="([-\d.e+]+)" y="([-\d.e+]+)" width="([-\d.e+]+)" height="([-\d.e+]+)")re");
   std::vector<DrawnRect> out;
   for (std::sregex_iterator m(svg.begin(), svg.end(), rect), end; m != end; ++m)
-    out.push_back({std::stoll((*m)[1]), std::stoi((*m)[2]),
+    out.push_back({std::stoll((*m)[1]),
+                   std::stoi((*m)[2]),
                    {std::stod((*m)[3]), std::stod((*m)[4]), std::stod((*m)[5]), std::stod((*m)[6])}});
   return out;
 }
@@ -115,6 +119,119 @@ TEST_CASE("treemap: rectangle areas are proportional to parameter counts within 
         for (size_t j = 0; j < i; ++j) CHECK(!overlap(rs[i], rs[j]));
     }
   }
+}
+
+TEST_CASE("treemap: labels never cover a rectangle they do not name", "[treemap]") {
+  for (const std::string& path : {test::real_config(), test::tiny_config()}) {
+    INFO(path);
+    const ModelConfig c = load_config(path);
+    const std::vector<TensorSpec> inv = tensor_inventory(c);
+    CountCheck k = count_check(inv, "");
+    const TreeNode tree = parameter_tree(c, inv, k);
+    const double W = 1160, H = 700;
+    const std::vector<DrawnRect> rects = drawn_rects(treemap_svg(tree, W, H, "test"));
+    const std::vector<TreeLabel> labels = treemap_labels(tree, W, H);
+    size_t regions = 0, layers = 0;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      const TreeLabel& l = labels[i];
+      INFO(l.text);
+      if (l.depth == 1) {  // a region: in the band above or below the map (or the key line), never on it
+        ++regions;
+        if (!l.in_key) CHECK((l.box.y + l.box.h <= 0 || l.box.y >= H));
+        if (!l.in_key) CHECK((l.box.x >= 0 && l.box.x + l.box.w <= W));
+        continue;
+      }
+      ++layers;
+      // Inside one rectangle of the deepest level it is over, and over no other of that level.
+      int deepest = 0;
+      for (const DrawnRect& d : rects)
+        if (overlap(l.box, d.r)) deepest = std::max(deepest, d.depth);
+      int hosts = 0, others = 0;
+      for (const DrawnRect& d : rects) {
+        if (d.depth != deepest || !overlap(l.box, d.r)) continue;
+        const bool in = l.box.x >= d.r.x && l.box.y >= d.r.y && l.box.x + l.box.w <= d.r.x + d.r.w &&
+                        l.box.y + l.box.h <= d.r.y + d.r.h;
+        (in ? hosts : others) += 1;
+      }
+      CHECK(hosts == 1);
+      CHECK(others == 0);
+      for (size_t j = 0; j < i; ++j)
+        if (!labels[j].in_key) CHECK(!overlap(l.box, labels[j].box));
+    }
+    CHECK(regions == tree.children.size());
+    CHECK(layers >= size_t(c.num_hidden_layers));  // the layers of both configs have room for their names
+  }
+}
+
+TEST_CASE("architecture: the per-op table is explain's counts timed by the latency model's roofline",
+          "[architecture]") {
+  const Model m = load_model(test::real_config());
+  const HwProfile hw = load_hw("h200");
+  for (int64_t ctx : {int64_t(4096), int64_t(1048576)}) {
+    INFO(ctx);
+    const std::vector<OpFloor> rows = op_floors(m, ctx, 16384, hw);
+    REQUIRE(rows.size() == op_names().size() + 1);
+    double prefill_s = 0, decode_s = 0, flops = 0, bytes = 0;
+    for (size_t i = 0; i < op_names().size(); ++i) {
+      const OpFloor& r = rows[i];
+      INFO(r.op);
+      CHECK(r.op == op_names()[i]);
+      const OpCard card = explain(m, r.op, ctx);
+      CHECK(r.prefill.flops == card.cost_total.prefill.flops * double(ctx));
+      CHECK(r.prefill.bytes == card.cost_total.prefill.bytes * double(ctx));
+      CHECK(r.decode.flops == card.cost_total.decode.flops);
+      CHECK(r.decode.bytes == card.cost_total.decode.bytes);
+      OpCost o;
+      o.flops = r.prefill.flops, o.bytes = r.prefill.bytes, o.exps = r.prefill.exps;
+      if (r.prefill.flops + r.prefill.bytes + r.prefill.exps > 0) {
+        CHECK(r.prefill_s == roofline_seconds(o, hw));
+        CHECK(r.prefill_bound == roofline_bound(o, hw));
+      }
+      prefill_s += r.prefill_s, decode_s += r.decode_s, flops += r.prefill.flops, bytes += r.decode.bytes;
+    }
+    const OpFloor& total = rows.back();
+    CHECK(total.op == "total");
+    CHECK(total.prefill_s == prefill_s);
+    CHECK(std::fabs(flops / total.prefill.flops - 1) < 1e-9);  // the op cards add up to the model card
+    CHECK(std::fabs(bytes / total.decode.bytes - 1) < 1e-9);
+    // The ops' floors add up to the latency model's: its TTFT floor (rooflines per chunk and entry) and decode step.
+    const LatencyPrediction p = predict_latency(m, WeightFormat::Bf16, hw, Efficiency{}, ctx, 1, 16384);
+    double ttft_floor = 0;
+    for (double s : p.prefill_floor_s) ttft_floor += s;
+    CHECK(std::fabs(prefill_s / ttft_floor - 1) < 0.01);
+    CHECK(std::fabs(decode_s / decode_step_floor(m, WeightFormat::Bf16, hw, ctx) - 1) < 0.01);
+  }
+}
+
+TEST_CASE("architecture: the page shows VRAM by component and every op at the chosen context", "[architecture]") {
+  ReportOptions o;
+  o.out = test::scratch_dir("architecture_costs");
+  o.contexts = {4096, 65536, 1048576, 2097152};
+  o.hw = {"rtx5090", "h200"};
+  o.op_context = 262144;
+  write_report(o);
+  const std::string html = read(std::filesystem::path(o.out) / "architecture.html");
+  CHECK(test::html_problems(html) == "");
+  CHECK(html.find("5. VRAM by component") != std::string::npos);
+  CHECK(html.find("6. Every op at 256K tokens: FLOPs, bytes, intensity, bound and time at the floor on rtx5090") !=
+        std::string::npos);
+  for (const std::string& op : op_names()) CHECK(html.find("<code>" + op + "</code></td>") != std::string::npos);
+  // The components at the chosen context, as the memory model gives them (the bar of 256K is added to the sweep).
+  const Model m = load_model(test::real_config());
+  const MemoryBreakdown b = memory_breakdown(m, WeightFormat::Bf16, 262144, o.ws);
+  for (int64_t v :
+       {b.weight_bytes, b.kv_bytes, b.compressed_key_bytes, b.gla_state_bytes, b.workspace_bytes, b.peak()}) {
+    INFO(v);
+    CHECK(html.find("<td>" + commas(v) + "</td>") != std::string::npos);
+  }
+  CHECK(html.find("font-weight=\"700\">256K</text>") != std::string::npos);
+  // A card's memory is drawn where it is on the bars' scale: the RTX 5090's 32 GiB under SALA's 37 GiB at 2048K.
+  const size_t bars = html.find("5. VRAM by component"), table = html.find("<table class=\"vram\">");
+  REQUIRE(table != std::string::npos);
+  CHECK(html.substr(bars, table - bars).find("rtx5090 memory 32.00 GiB") != std::string::npos);
+  CHECK(html.substr(bars, table - bars).find("h200 memory") == std::string::npos);
+  const std::string md = read(std::filesystem::path(o.out) / "README.md");
+  CHECK(md.find("at 256K tokens on rtx5090 (`--op-context`)") != std::string::npos);
 }
 
 TEST_CASE("architecture: the report's page is well-formed, self-contained and names the totals", "[architecture]") {
@@ -198,9 +315,11 @@ TEST_CASE("architecture: a matching checkpoint passes, a mismatched one is drawn
 }
 
 TEST_CASE("html_check: well-formed pages pass, unclosed and crossed tags fail", "[architecture]") {
-  CHECK(test::html_problems("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>a<b{}</style></head><body><p>a &amp; "
-                            "b &#10003;<br></p><svg viewBox=\"0 0 1 1\"><rect x=\"0\"/><text>t</text></svg></body></html>") == "");
-  CHECK(test::html_problems("<html><body><div><p>x</div></body></html>").find("</div> while <p> is open") != std::string::npos);
+  CHECK(test::html_problems(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>a<b{}</style></head><body><p>a &amp; "
+            "b &#10003;<br></p><svg viewBox=\"0 0 1 1\"><rect x=\"0\"/><text>t</text></svg></body></html>") == "");
+  CHECK(test::html_problems("<html><body><div><p>x</div></body></html>").find("</div> while <p> is open") !=
+        std::string::npos);
   CHECK(test::html_problems("<html><body><div></body></html>").find("</body> while <div>") != std::string::npos);
   CHECK(test::html_problems("<html><body></body></html></p>").find("closes nothing") != std::string::npos);
   CHECK(test::html_problems("<html><body>a & b</body></html>").find("bare '&'") != std::string::npos);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders the report's architecture.html in headless Chromium (Debian's `chromium`): the DOM must hold the totals
-# that `salasim params` prints, no element may stick out of the page (or text out of its drawing) at a wide and a
+# that `salasim params` prints and the cost sections, no element may stick out of the page (or text out of its drawing) at a wide and a
 # narrow window, and a screenshot is kept beside the page. Without Chromium it says "skipped" and exits 77 (ctest's
 # SKIP_RETURN_CODE), never passing.
 # Usage: browser_check.sh SALASIM OUT_DIR
@@ -49,6 +49,13 @@ for width in 1280 800; do
   for n in "${want[@]}"; do
     if ! grep -q -- "$(commas "$n")" "$dom"; then
       echo "width $width: the DOM lacks $(commas "$n")"
+      rc=1
+    fi
+  done
+  # the cost sections: VRAM by component and the per-op table at --op-context (default 64K)
+  for s in "5. VRAM by component" "6. Every op at 64K tokens" "compressed keys K1+K2" "<code>select_blocks</code>"; do
+    if ! grep -qF -- "$s" "$dom"; then
+      echo "width $width: the DOM lacks '$s'"
       rc=1
     fi
   done
