@@ -201,6 +201,13 @@ std::string section_table(Bundle& b, const std::string& csv, const Table& t) {
   return to_markdown(t) + fmt::format("\n(CSV: [{}]({}))\n\n", csv, csv);
 }
 
+// The README's image of a plot, or why there is none (gnuplot is looked for once per process).
+std::string image(const std::string& alt, const std::string& stem) {
+  static const bool have_gnuplot = gnuplot_available();
+  return have_gnuplot ? fmt::format("![{}]({}.svg)\n\n", alt, stem)
+                      : fmt::format("(plot skipped: gnuplot is not installed; `gnuplot {}.gp` renders it)\n\n", stem);
+}
+
 // --- MiniCPM-SALA beside the comparator, measured ------------------------------------------------------------
 
 // One line for the CLI: the lengths each model was measured at, and the ratios where both were.
@@ -252,19 +259,13 @@ std::string comparison_section(Bundle& b, const std::vector<Model>& models, cons
   const Plot p = comparison_plot(cmp);
   if (!p.series.empty()) {
     plots.push_back(p);
-    md += gnuplot_available()
-              ? fmt::format("![{} / {} vs context]({}.svg)\n\n", cmp.other.name, cmp.sala.name, p.stem)
-              : fmt::format("(plot skipped: gnuplot is not installed; `gnuplot {}.gp` renders it)\n\n", p.stem);
+    md += image(fmt::format("{} / {} vs context", cmp.other.name, cmp.sala.name), p.stem);
   }
   return md;
 }
 
-}  // namespace
-
-ReportOutcome write_report(const ReportOptions& o) {
-  if (o.contexts.empty()) fail("report: expected at least one context length");
-  std::vector<Model> models;
-  for (const std::string& c : o.configs) models.push_back(load_model(c));
+// Every card with its `salasim run` records, the comparators' records beside them, and the fit.
+std::vector<Card> load_cards(const std::vector<Model>& models, const ReportOptions& o) {
   std::vector<Card> cards;
   for (const std::string& h : o.hw) {
     Card c;
@@ -279,6 +280,44 @@ ReportOutcome write_report(const ReportOptions& o) {
     c.fit = fit_runs(c.runs, c.hw);
     cards.push_back(std::move(c));
   }
+  return cards;
+}
+
+// One card's part of the README: VRAM, latency, the paper, SALA beside the comparator as measured, the runs.
+std::string card_section(Bundle& b, const std::vector<Model>& models, const Card& c, const ReportOptions& o,
+                         const PaperData& paper, std::vector<Plot>& plots, ReportOutcome& out) {
+  const Sweep s = sweep_for(models, c, o);
+  std::string md = fmt::format("## {}: {}\n\n", c.hw.name, c.hw.gpu);
+  md += fmt::format("### Peak VRAM (card: {} GiB; **OOM** where the peak exceeds it)\n\n", gib(c.hw.memory_bytes));
+  md += section_table(b, fmt::format("vram_{}.csv", c.hw.name), vram_table(s));
+  plots.push_back(vram_plot(s, &c));
+  md += image("peak VRAM vs context on " + c.hw.name, "vram_" + c.hw.name);
+  md += fmt::format("### TTFT, decode and E2E ({})\n\n", c.fit.summary(c.hw.efficiency));
+  md += section_table(b, fmt::format("latency_{}.csv", c.hw.name), latency_wide_table(s, c.fit.eff));
+  plots.push_back(ttft_plot(s, c, paper));
+  md += image("TTFT vs context on " + c.hw.name, "ttft_" + c.hw.name);
+  const Table pt = paper_table(s, c.fit.eff, paper);
+  if (!pt.rows.empty()) {
+    md += "### Against the paper's published numbers (a check, not a target)\n\n";
+    md += section_table(b, fmt::format("paper_{}.csv", c.hw.name), pt);
+  }
+  md += comparison_section(b, models, c, o, paper, plots, out);
+  md += "### Measured runs\n\n";
+  if (c.runs.empty())
+    md +=
+        fmt::format("No measured runs for {} yet ({} is empty or missing): the tables above are predictions only.\n\n",
+                    c.hw.name, source_relative(measured_path(c.hw.name, o.measured)));
+  else md += section_table(b, fmt::format("measured_{}.csv", c.hw.name), measured_table(c.runs, c.hw, c.fit.eff));
+  return md;
+}
+
+}  // namespace
+
+ReportOutcome write_report(const ReportOptions& o) {
+  if (o.contexts.empty()) fail("report: expected at least one context length");
+  std::vector<Model> models;
+  for (const std::string& c : o.configs) models.push_back(load_model(c));
+  const std::vector<Card> cards = load_cards(models, o);
   const PaperData paper = load_paper(paper_file());
 
   Bundle b;
@@ -326,40 +365,7 @@ ReportOutcome write_report(const ReportOptions& o) {
   }
 
   std::vector<Plot> plots;
-  const bool have_gnuplot = gnuplot_available();
-  auto image = [&](const std::string& alt, const std::string& stem) {
-    return have_gnuplot ? fmt::format("![{}]({}.svg)\n\n", alt, stem)
-                        : fmt::format("(plot skipped: gnuplot is not installed; `gnuplot {}.gp` renders it)\n\n", stem);
-  };
-  std::string per_card;
-  for (const Card& c : cards) {
-    const Sweep s = sweep_for(models, c, o);
-    per_card += fmt::format("## {}: {}\n\n", c.hw.name, c.hw.gpu);
-    per_card +=
-        fmt::format("### Peak VRAM (card: {} GiB; **OOM** where the peak exceeds it)\n\n", gib(c.hw.memory_bytes));
-    per_card += section_table(b, fmt::format("vram_{}.csv", c.hw.name), vram_table(s));
-    plots.push_back(vram_plot(s, &c));
-    per_card += image("peak VRAM vs context on " + c.hw.name, "vram_" + c.hw.name);
-    per_card += fmt::format("### TTFT, decode and E2E ({})\n\n", c.fit.summary(c.hw.efficiency));
-    per_card += section_table(b, fmt::format("latency_{}.csv", c.hw.name), latency_wide_table(s, c.fit.eff));
-    plots.push_back(ttft_plot(s, c, paper));
-    per_card += image("TTFT vs context on " + c.hw.name, "ttft_" + c.hw.name);
-    const Table pt = paper_table(s, c.fit.eff, paper);
-    if (!pt.rows.empty()) {
-      per_card += "### Against the paper's published numbers (a check, not a target)\n\n";
-      per_card += section_table(b, fmt::format("paper_{}.csv", c.hw.name), pt);
-    }
-    per_card += comparison_section(b, models, c, o, paper, plots, out);
-    per_card += "### Measured runs\n\n";
-    if (c.runs.empty())
-      per_card += fmt::format(
-          "No measured runs for {} yet ({} is empty or missing): the tables above are "
-          "predictions only.\n\n",
-          c.hw.name, source_relative(measured_path(c.hw.name, o.measured)));
-    else
-      per_card += section_table(b, fmt::format("measured_{}.csv", c.hw.name), measured_table(c.runs, c.hw, c.fit.eff));
-  }
-  md += per_card;
+  for (const Card& c : cards) md += card_section(b, models, c, o, paper, plots, out);
 
   const Card& first = cards.front();
   md += fmt::format("## Where the time goes: floors per op class on {} (efficiency 1)\n\n", first.hw.name);
