@@ -11,7 +11,6 @@ BEFORE = {
  ("train", "--out exists, --force: replaced whole"): "2, no --force option (code)",
  ("train", "a .vocab of the user's beside --out is kept"): "0, my.vocab deleted (seen)",
  ("train", "a .train.txt of the user's beside --out is kept"): "0, overwritten then deleted (code)",
- ("train", "--out a folder, --force"): "2, no --force option; without it d.model.train.txt left (seen)",
  ("train", "--out not ending in .model: nothing written"): "2, x.txt.train.txt left (seen)",
  ("train", "past ulimit -f (SIGXFSZ as the shell leaves it)"): "153, SIGXFSZ (code, as report)",
  ("train", "SIGINT mid-training: no --out or a whole one, no scratch"): "130, .train.txt left (code)",
