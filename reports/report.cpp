@@ -170,27 +170,9 @@ std::string section_table(Bundle& b, const std::string& csv, const Table& t) {
   return to_markdown(t) + fmt::format("\n(CSV: [{}]({}))\n\n", csv, csv);
 }
 
-}  // namespace
-
-ReportOutcome write_report(const ReportOptions& o) {
-  if (o.contexts.empty()) fail("report: expected at least one context length");
-  std::vector<Model> models;
-  for (const std::string& c : o.configs) models.push_back(load_model(c));
-  std::vector<Card> cards;
-  for (const std::string& h : o.hw) {
-    Card c;
-    c.hw = load_hw(h);
-    c.runs = load_measured(measured_path(c.hw.name));
-    c.fit = fit_runs(c.runs, c.hw);
-    cards.push_back(std::move(c));
-  }
-  const PaperData paper = load_paper(paper_file());
-
-  Bundle b;
-  b.dir = o.dir.empty() ? o.out : o.dir;
-  std::filesystem::create_directories(b.dir);
-  ReportOutcome out;
-
+// The README's opening: what wrote it, from which configs, and each card's calibration.
+std::string intro(const ReportOptions& o, const std::vector<Model>& models, const std::vector<Card>& cards,
+                  ReportOutcome& out) {
   std::string md = "# MiniCPM-SALA: VRAM and latency across context lengths\n\n";
   md += fmt::format(
       "Written by `salasim report --out {}` from the analytic models in `reports/`. Configs: {}. "
@@ -211,8 +193,13 @@ ReportOutcome write_report(const ReportOptions& o) {
     md += "- " + line + "\n";
   }
   md += "\nThe paper's numbers are shown beside the predictions as a check; no factor is fitted to them.\n\n";
-  md += architecture_section(b, models, cards, o, out);
+  return md;
+}
 
+// Hardware profiles and the memory model (facts, and the prefill workspace of each model).
+std::string memory_sections(Bundle& b, const std::vector<Model>& models, const std::vector<Card>& cards,
+                            const ReportOptions& o) {
+  std::string md;
   md += "## Hardware profiles\n\n" + section_table(b, "hardware.csv", hardware_table(cards));
   for (const Card& c : cards)
     md += fmt::format("- **{}** ({}): {} *Uncertainty:* {}\n", c.hw.name, source_relative(c.hw.file), c.hw.source,
@@ -230,7 +217,12 @@ ReportOutcome write_report(const ReportOptions& o) {
     md += section_table(b, fmt::format("workspace_{}.csv", m.name), workspace_table(m, o.contexts.back(), o));
   }
 
-  std::vector<Plot> plots;
+  return md;
+}
+
+// One section per card: peak VRAM, TTFT/decode/E2E, the paper's numbers, the measured runs; the plots they show.
+std::string card_sections(Bundle& b, const std::vector<Model>& models, const std::vector<Card>& cards,
+                          const ReportOptions& o, const PaperData& paper, std::vector<Plot>& plots) {
   const bool have_gnuplot = gnuplot_available();
   auto image = [&](const std::string& alt, const std::string& stem) {
     return have_gnuplot ? fmt::format("![{}]({}.svg)\n\n", alt, stem)
@@ -263,8 +255,13 @@ ReportOutcome write_report(const ReportOptions& o) {
     else
       per_card += section_table(b, fmt::format("measured_{}.csv", c.hw.name), measured_table(c.runs, c.hw, c.fit.eff));
   }
-  md += per_card;
+  return per_card;
+}
 
+// Where the time goes on the first card, and the efficiency factors with how they were fitted.
+std::string efficiency_sections(Bundle& b, const std::vector<Model>& models, const std::vector<Card>& cards,
+                                const ReportOptions& o) {
+  std::string md;
   const Card& first = cards.front();
   md += fmt::format("## Where the time goes: floors per op class on {} (efficiency 1)\n\n", first.hw.name);
   md += section_table(b, fmt::format("breakdown_{}.csv", first.hw.name),
@@ -279,6 +276,36 @@ ReportOutcome write_report(const ReportOptions& o) {
       "factor from ms/token (the \"decode\" column, which then serves every class). Without runs the factors stay "
       "at the profile's values (1.0: the roofline floor).\n\n";
   md += section_table(b, "efficiency.csv", efficiency_table(cards));
+
+  return md;
+}
+
+}  // namespace
+
+ReportOutcome write_report(const ReportOptions& o) {
+  if (o.contexts.empty()) fail("report: expected at least one context length");
+  std::vector<Model> models;
+  for (const std::string& c : o.configs) models.push_back(load_model(c));
+  std::vector<Card> cards;
+  for (const std::string& h : o.hw) {
+    Card c;
+    c.hw = load_hw(h);
+    c.runs = load_measured(measured_path(c.hw.name));
+    c.fit = fit_runs(c.runs, c.hw);
+    cards.push_back(std::move(c));
+  }
+  const PaperData paper = load_paper(paper_file());
+
+  Bundle b;
+  b.dir = o.dir.empty() ? o.out : o.dir;
+  std::filesystem::create_directories(b.dir);
+  ReportOutcome out;
+  std::string md = intro(o, models, cards, out);
+  md += architecture_section(b, models, cards, o, out);
+  md += memory_sections(b, models, cards, o);
+  std::vector<Plot> plots;
+  md += card_sections(b, models, cards, o, paper, plots);
+  md += efficiency_sections(b, models, cards, o);
 
   const PlotOutcome po = render_plots(b.dir.string(), plots);
   out.plots_note = po.note;
