@@ -3,27 +3,12 @@
 
 namespace salasim::gpu {
 
-SparseRules sparse_rules(const ModelConfig& c) {
-  SparseRules r;
-  r.H = c.num_attention_heads;
-  r.G = c.num_key_value_heads;
-  r.hd = c.head_dim;
-  r.tau = float(c.attn_scale());
-  r.kernel = c.sparse.kernel_size;
-  r.stride = c.sparse.kernel_stride;
-  r.block = c.sparse.block_size;
-  r.init_blocks = c.sparse.init_blocks;
-  r.local_blocks = c.sparse.local_blocks();
-  r.k_sel = c.sparse.k_sel();
-  return r;
-}
-
 SelectArgs select_args(const SparseRules& r, const QueryRows& q, const SparseCache& c, int32_t* blocks, float* scores,
                        int64_t n_blocks, Scratch ws) {
   SelectArgs a;
   a.q = q.q, a.ldq = q.ldq, a.T = q.T, a.pos0 = q.pos0;
   a.k1 = c.K1, a.k1_cap = c.cap1, a.k2 = c.K2, a.k2_cap = c.cap2;
-  a.H = r.H, a.G = r.G, a.hd = r.hd, a.tau = r.tau;
+  a.H = r.heads, a.G = r.groups, a.hd = r.hd, a.tau = float(r.tau);
   a.kernel = r.kernel, a.stride = r.stride, a.block = r.block;
   a.init_blocks = r.init_blocks, a.local_blocks = r.local_blocks, a.k_sel = r.k_sel;
   a.blocks = blocks, a.scores = scores, a.n_blocks = n_blocks;
@@ -36,7 +21,7 @@ AttnArgs attn_args(const SparseRules& r, const QueryRows& q, const SparseCache& 
   AttnArgs a;
   a.q = q.q, a.ldq = q.ldq, a.T = q.T, a.pos0 = q.pos0;
   a.K = c.K, a.V = c.V, a.cap = c.cap;
-  a.H = r.H, a.G = r.G, a.hd = r.hd, a.tau = r.tau, a.block = r.block;
+  a.H = r.heads, a.G = r.groups, a.hd = r.hd, a.tau = float(r.tau), a.block = r.block;
   a.blocks = blocks, a.k_sel = r.k_sel;
   a.out = out, a.ldo = ldo;
   a.workspace = ws.p, a.workspace_bytes = ws.bytes;

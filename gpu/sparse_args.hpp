@@ -1,26 +1,16 @@
 // The one way SelectArgs and AttnArgs are filled, for every caller: the runner, `salasim op --backend gpu`
 // (scenarios/op_gpu.cpp), the op cases of the benchmarks and GPU tests (bench/op_cases.cpp) and the kernels' own
-// tests. Each starts from a sparse layer's rules and its tensors on the device; the builders set the structs' fields
-// from them, so no caller writes a field list of its own.
+// tests. Each starts from a sparse layer's rules (model/sparse_rules.hpp, the struct the reference takes) and its
+// tensors on the device; the builders set the structs' fields from them, so no caller writes a field list of its own.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "gpu/select_blocks.hpp"
 #include "gpu/sparse_attn.hpp"
-#include "model/config.hpp"
+#include "model/sparse_rules.hpp"
 
 namespace salasim::gpu {
-
-// The head shapes and the selection rules of a sparse layer: the config's (sparse_rules), or the attributes of an
-// op's input file.
-struct SparseRules {
-  int H = 32, G = 2, hd = 128;
-  float tau = 0;
-  int kernel = 32, stride = 16;  // K1 window; K2 is 4x both
-  int block = 64, init_blocks = 1, local_blocks = 32, k_sel = 96;
-};
-SparseRules sparse_rules(const ModelConfig& c);
 
 // Queries [T, H*hd] (row stride ldq) at positions pos0 .. pos0 + T - 1.
 struct QueryRows {

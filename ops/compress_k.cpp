@@ -55,9 +55,9 @@ OpSpec compress_k_op() {
   s.reference_functions = {"compress_k", "compress_k_append"};
   s.inputs = {in("k", {"G", "L", "hd"}, "raw keys of positions 0 .. L-1, per kv head")};
   s.attrs = {whole("kernel", 1, 65536, "K1 window (32 in the model)"), whole("stride", 1, 65536, "K1 stride (16)")};
-  s.outputs = {
-      out("/op/sparse/compress_k/k1", {"G", "N1", "hd"}, "window c = mean of keys [stride c, stride c + kernel)"),
-      out("/op/sparse/compress_k/k2", {"G", "N2", "hd"}, "the same with 4 x kernel, 4 x stride")};
+  s.outputs = {out("/op/sparse/compress_k/k1", {"G", "N1", "hd"},
+                   "window c = mean of keys [stride c, stride c + kernel)"),
+               out("/op/sparse/compress_k/k2", {"G", "N2", "hd"}, "the same with 4 x kernel, 4 x stride")};
   s.notes = {"N1 = floor((L - kernel) / stride) + 1 complete windows (0 when L < kernel); N2 likewise with 4 x both"};
   s.check = [](OpInputs& x) {
     const int64_t L = x.dim("L"), k = x.i("kernel"), st = x.i("stride");
@@ -73,12 +73,21 @@ OpSpec compress_k_op() {
                 d.number("kernel", double(d["kernel"]), true);
                 d.number("stride", double(d["stride"]), true);
               }};
-  s.taps = {{"sparse/compress_k/k1", "bf16", TapGate::Float,
-             "mean of 32 bf16 keys (stride 16), fp32 accumulation, bf16 out (docs/spec.md §4.2)", {"sparse/proj/k"}},
-            {"sparse/compress_k/k2", "bf16", TapGate::Float,
-             "mean of 128 bf16 keys (stride 64), fp32 accumulation, bf16 out (docs/spec.md §4.2)", {"sparse/proj/k"}}};
-  s.card = {"mean-pooled compressed keys K1 and K2 of each kv head", equation,
-            "no parameters: kernel sizes and strides are config constants", "gpu/compress_k.cu", {"compress_k"}};
+  s.taps = {{"sparse/compress_k/k1",
+             "bf16",
+             TapGate::Float,
+             "mean of 32 bf16 keys (stride 16), fp32 accumulation, bf16 out (docs/spec.md §4.2)",
+             {"sparse/proj/k"}},
+            {"sparse/compress_k/k2",
+             "bf16",
+             TapGate::Float,
+             "mean of 128 bf16 keys (stride 64), fp32 accumulation, bf16 out (docs/spec.md §4.2)",
+             {"sparse/proj/k"}}};
+  s.card = {"mean-pooled compressed keys K1 and K2 of each kv head",
+            equation,
+            "no parameters: kernel sizes and strides are config constants",
+            "gpu/compress_k.cu",
+            {"compress_k"}};
   s.cost = [](const CaseSizes& c) { return cost::compress_k(double(c.at("L")), double(c.at("G") * c.at("hd"))); };
   return s;
 }

@@ -57,8 +57,11 @@ OpSpec dense_attn_op() {
               {"T=1,G=1,H=16,hd=128,pos0=4000", "T=64,G=2,H=32,hd=128,pos0=1000", "T=7,G=1,H=3,hd=64,pos0=50"},
               attention};
   s.taps = {};  // its output is sparse_attn's tap kind, sparse/attn/out: the same tensor of the same layers
-  s.card = {"causal GQA softmax attention over every cached key (sparse layers below dense_len)", equation,
-            "no parameters", "gpu/dense_attn.cu", {"dense_attn"}};
+  s.card = {"causal GQA softmax attention over every cached key (sparse layers below dense_len)",
+            equation,
+            "no parameters",
+            "gpu/dense_attn.cu",
+            {"dense_attn"}};
   s.cost = [](const CaseSizes& c) {
     const int64_t p = c.at("pos0");
     return cost::dense_attn(p, p + c.at("T"), c.at("H"), c.at("G"), c.at("hd"));

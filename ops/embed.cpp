@@ -53,8 +53,11 @@ OpSpec embed_op() {
                 for (double& t : d.tensor("tokens", {d["T"]}, true)) t = double(d.next() % uint64_t(d["V"]));
                 d.number("scale", 12.0);  // scale_emb of the released config
               }};
-  s.taps = {{"embed/out", "bf16", TapGate::Float,
-             "E[x]*12 rounded once; the peer is nearly exact, so the floor carries the gate", {}}};
+  s.taps = {{"embed/out",
+             "bf16",
+             TapGate::Float,
+             "E[x]*12 rounded once; the peer is nearly exact, so the floor carries the gate",
+             {}}};
   s.card = {"token embedding, scaled", equation, "", "gpu/embed.cu", {"embed"}};
   s.cost = [](const CaseSizes& c) { return cost::embed(double(c.at("T")), double(c.at("D"))); };
   return s;

@@ -11,8 +11,8 @@ Work cost::gate(double T, double n) { return {0, T * 6 * n, T * n}; }
 namespace {
 
 TapMap reference(const OpInputs& x, const ref::Num& n) {
-  return {{"/op/lightning/gate/out",
-           tap(ref::gate(mat(x.tensor("x")), mat(x.tensor("z")), n), {x.dim("T"), x.dim("n")})}};
+  return {
+      {"/op/lightning/gate/out", tap(ref::gate(mat(x.tensor("x")), mat(x.tensor("z")), n), {x.dim("T"), x.dim("n")})}};
 }
 
 }  // namespace
@@ -31,9 +31,15 @@ OpSpec gate_op() {
                 d.normal("x", {d["T"], d["n"]}, 2.0);
                 d.normal("z", {d["T"], d["n"]}, 2.0);
               }};
-  s.taps = {{"lightning/gate/out", "bf16", TapGate::Float, "o_norm(o) * sigmoid(z), rounded to bf16",
+  s.taps = {{"lightning/gate/out",
+             "bf16",
+             TapGate::Float,
+             "o_norm(o) * sigmoid(z), rounded to bf16",
              {"lightning/o_norm/out", "lightning/proj/z"}},
-            {"sparse/gate/out", "bf16", TapGate::Float, "attn * sigmoid(g), rounded to bf16",
+            {"sparse/gate/out",
+             "bf16",
+             TapGate::Float,
+             "attn * sigmoid(g), rounded to bf16",
              {"sparse/attn/out", "sparse/proj/g"}}};
   s.card = {"sigmoid output gate: Lightning's z gate and the sparse o_gate",
             [](const ModelConfig&, int64_t) -> std::vector<EqStep> {

@@ -101,13 +101,18 @@ OpSpec gla_op() {
               {"T=1,H=16,hd=128,state=1", "T=100,H=2,hd=128,state=0", "T=300,H=1,hd=128,state=1",
                "T=70,H=2,hd=64,state=0"},
               draw};
-  s.taps = {{"lightning/gla/out", "fp32", TapGate::Float,
+  s.taps = {{"lightning/gla/out",
+             "fp32",
+             TapGate::Float,
              "GLA output in fp32 from bf16 q/k/v: the inputs' bf16 error dominates",
              {"lightning/qk_rope/q", "lightning/qk_rope/k", "lightning/proj/v"}},
-            {"lightning/gla/state", "fp32", TapGate::Float,
+            {"lightning/gla/state",
+             "fp32",
+             TapGate::Float,
              "fp32 128x128 state per head, a decayed sum over every token of bf16 k, v",
              {"lightning/qk_rope/k", "lightning/proj/v"}}};
-  s.card = {"simple gated linear attention: a decayed outer-product state per head", equation,
+  s.card = {"simple gated linear attention: a decayed outer-product state per head",
+            equation,
             "no parameters: the decay is fixed by the config (lightning_nh); the state is per request, not in the "
             "checkpoint",
             "gpu/gla.cu",

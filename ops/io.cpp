@@ -192,7 +192,6 @@ void check_headers_of(OpInputs& x, const OpSpec& s, const InputFile& f) {
       fail("{}: {} = 0 (from {}); {} needs at least one", x.file, sym, origin[sym], sym);
 }
 
-
 // What the op will hold, its inputs and its outputs as float64, refused before anything is read or made when it
 // would not fit in this machine's memory.
 void check_fits(const std::string& path, double bytes, double share, const std::string& what) {
@@ -224,7 +223,6 @@ AttrSpec choice(std::string name, std::string doc, std::vector<std::string> choi
 OutputSpec out(std::string tap, std::vector<std::string> dims, std::string doc, DType t) {
   return OutputSpec{std::move(tap), std::move(dims), t, std::move(doc)};
 }
-
 
 const InputDataset& OpInputs::tensor(const std::string& input) const {
   const auto it = tensors.find(input);
@@ -293,7 +291,6 @@ OpInputs finish_inputs(OpInputs x, InputFile& f) {
   check_fits(x.file, out_bytes, 0.5, s.name + "'s outputs");
   return x;
 }
-
 
 std::string format_dims(const std::vector<std::string>& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
 

@@ -40,7 +40,8 @@ struct AttrSpec {
 };
 
 struct OutputSpec {
-  std::string tap;  // dataset path in the output tap dump: "/op/" + a tap kind the registry declares (its tolerance row)
+  std::string
+      tap;  // dataset path in the output tap dump: "/op/" + a tap kind the registry declares (its tolerance row)
   std::vector<std::string> dims;
   DType dtype = DType::Float;
   std::string doc;

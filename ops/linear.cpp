@@ -54,13 +54,14 @@ OpSpec linear_op() {
       projection("sparse/proj/g", "GEMM W_gate a (o_gate, pre-sigmoid), fp32 accumulation, bf16 out"),
       projection("sparse/o_proj/out", "GEMM W_o attn, fp32 accumulation, bf16 out", {"sparse/gate/out"}),
   };
-  s.card = {"y = x W^T: every projection of the model (no biases)",
-            [](const ModelConfig&, int64_t) -> std::vector<EqStep> {
-              return {{"y_t = W x_t   (W: [out, in] as stored; fp32 accumulation on the GPU, bf16 out)", "y_t = W x_t"}};
-            },
-            "",
-            "gpu/linear.cpp",
-            {"linear"}};
+  s.card =
+      {"y = x W^T: every projection of the model (no biases)",
+       [](const ModelConfig&, int64_t) -> std::vector<EqStep> {
+         return {{"y_t = W x_t   (W: [out, in] as stored; fp32 accumulation on the GPU, bf16 out)", "y_t = W x_t"}};
+       },
+       "",
+       "gpu/linear.cpp",
+       {"linear"}};
   s.cost = [](const CaseSizes& c) {
     const double in = double(c.at("in")), out = double(c.at("out"));
     return cost::linear(double(c.at("T")), in * out, in + out, 2 * in * out);

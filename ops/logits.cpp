@@ -15,8 +15,8 @@ Work cost::logits(double rows, double V, double D, double weight_bytes) {
 namespace {
 
 TapMap reference(const OpInputs& x, const ref::Num& n) {
-  return {{"/op/final/logits", tap(ref::logits(mat(x.tensor("h")), mat(x.tensor("w")), x.f("divisor"), n),
-                                   {x.dim("T"), x.dim("V")})}};
+  return {{"/op/final/logits",
+           tap(ref::logits(mat(x.tensor("h")), mat(x.tensor("w")), x.f("divisor"), n), {x.dim("T"), x.dim("V")})}};
 }
 
 std::vector<EqStep> equation(const ModelConfig& c, int64_t) {
@@ -45,7 +45,9 @@ OpSpec logits_op() {
                 d.normal("w", {d["V"], d["D"]}, 0.05);
                 d.number("divisor", 16.0);  // hidden_size / dim_model_base of the released config
               }};
-  s.taps = {{"final/logits", "bf16", TapGate::Float,
+  s.taps = {{"final/logits",
+             "bf16",
+             TapGate::Float,
              "W_lm (h/16) rounded to bf16; the max-err gate matters: one wrong logit can move the argmax",
              {"final/norm"}}};
   // On the GPU the lm_head is the runner's GEMM (GEMV in decode) with 1 / divisor as its alpha.

@@ -32,7 +32,9 @@ OpSpec mlp_op() {
                 d.normal("g", {d["T"], d["I"]}, 2.0);
                 d.normal("u", {d["T"], d["I"]}, 2.0);
               }};
-  s.taps = {{"mlp/act", "bf16", TapGate::Float,
+  s.taps = {{"mlp/act",
+             "bf16",
+             TapGate::Float,
              "silu(W_gate b) * (W_up b): two fp32-accumulated GEMMs, each rounded, then the product",
              {"post_norm/out"}}};
   s.card = {"SwiGLU activation between the MLP's projections",

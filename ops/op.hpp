@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/config.hpp"
+#include "model/sparse_rules.hpp"
 #include "model/taps.hpp"
 #include "ops/cost.hpp"
 #include "ops/io.hpp"
@@ -99,6 +100,9 @@ const std::vector<OpSpec>& registry();
 // The op called `name`, or a salasim::Error naming it and listing the ops.
 const OpSpec& find_op(const std::string& name);
 std::string op_names();  // "embed, linear, rmsnorm, ..."
+
+// select_blocks' attributes as the rules the reference and the GPU path take (ops/select_blocks.cpp).
+SparseRules select_rules(const OpInputs& x);
 
 // The op that declares tap kind `kind` and its TapDef; nullptr when no op does.
 const TapDef* find_tap(const std::string& kind, const OpSpec** owner = nullptr);

@@ -24,9 +24,9 @@ OpSpec residual_op();
 OpSpec logits_op();
 
 const std::vector<OpSpec>& registry() {
-  static const std::vector<OpSpec> r = {embed_op(),         linear_op(),      rmsnorm_op(),     rope_op(),
-                                        gla_op(),           compress_k_op(),  select_blocks_op(), sparse_attn_op(),
-                                        dense_attn_op(),    gate_op(),        mlp_op(),         residual_op(),
+  static const std::vector<OpSpec> r = {embed_op(),      linear_op(),     rmsnorm_op(),       rope_op(),
+                                        gla_op(),        compress_k_op(), select_blocks_op(), sparse_attn_op(),
+                                        dense_attn_op(), gate_op(),       mlp_op(),           residual_op(),
                                         logits_op()};
   return r;
 }

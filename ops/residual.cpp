@@ -37,10 +37,14 @@ OpSpec residual_op() {
                 d.normal("branch", {d["T"], d["D"]}, 1.0);
                 d.number("scale", 1.4 / std::sqrt(32.0));  // scale_depth / sqrt(layers) of the released config
               }};
-  s.taps = {{"residual/mid", "bf16", TapGate::Float,
+  s.taps = {{"residual/mid",
+             "bf16",
+             TapGate::Float,
              "h + s*mixer rounded to bf16: carries the whole stack's error, as the peer's does",
              {"<prev>", "lightning/o_proj/out", "sparse/o_proj/out"}},
-            {"residual/h", "bf16", TapGate::Float,
+            {"residual/h",
+             "bf16",
+             TapGate::Float,
              "h + s*mlp at the layer's end: the running error of the stack, gated against the peer's",
              {"residual/mid", "mlp/out"}}};
   s.card = {"scaled residual add",

@@ -48,15 +48,27 @@ OpSpec rmsnorm_op() {
                 d.number("eps", 1e-6);
               }};
   s.taps = {
-      {"input_norm/out", "bf16", TapGate::Float,
-       "RMSNorm: fp32 mean of squares, x*rsqrt*w rounded once to bf16 (the GPU kernel and the peer alike)", {"<prev>"}},
-      {"post_norm/out", "bf16", TapGate::Float, "RMSNorm as input_norm, after the mixer's residual add",
+      {"input_norm/out",
+       "bf16",
+       TapGate::Float,
+       "RMSNorm: fp32 mean of squares, x*rsqrt*w rounded once to bf16 (the GPU kernel and the peer alike)",
+       {"<prev>"}},
+      {"post_norm/out",
+       "bf16",
+       TapGate::Float,
+       "RMSNorm as input_norm, after the mixer's residual add",
        {"residual/mid"}},
-      {"lightning/o_norm/out", "bf16", TapGate::Float,
-       "GLA output cast to bf16, RMSNorm over all heads' features jointly", {"lightning/gla/out"}},
+      {"lightning/o_norm/out",
+       "bf16",
+       TapGate::Float,
+       "GLA output cast to bf16, RMSNorm over all heads' features jointly",
+       {"lightning/gla/out"}},
       {"final/norm", "bf16", TapGate::Float, "final RMSNorm of the last residual", {"<last>"}},
   };
-  s.card = {"RMSNorm over a row, or over each head's dims with one shared weight", equation, "", "gpu/rmsnorm.cu",
+  s.card = {"RMSNorm over a row, or over each head's dims with one shared weight",
+            equation,
+            "",
+            "gpu/rmsnorm.cu",
             {"rmsnorm"}};
   s.cost = [](const CaseSizes& c) { return cost::rmsnorm(double(c.at("T")), double(c.at("n"))); };
   return s;

@@ -24,8 +24,8 @@ std::vector<EqStep> equation(const ModelConfig& c, int64_t) {
   return {{fmt::format("inv_freq_i = {}^(-2i/{}), i = 0..{} (fp32)", eq_num(c.rope_theta), d, half - 1),
            fmt::format("\\omega_i = {}^{{-2i/{}}},\\ i < {}", eq_num(c.rope_theta), d, half)},
           {"angle_(p,i) = fp32(p * inv_freq_i)", "\\phi_{p,i} = \\mathrm{fp32}(p\\,\\omega_i)"},
-          {fmt::format("x = [x1 | x2] (dims 0..{} | {}..{}): out = [x1 cos - x2 sin | x2 cos + x1 sin]", half - 1,
-                       half, d - 1),
+          {fmt::format("x = [x1 | x2] (dims 0..{} | {}..{}): out = [x1 cos - x2 sin | x2 cos + x1 sin]", half - 1, half,
+                       d - 1),
            "\\mathrm{out} = [\\,x_1\\cos\\phi - x_2\\sin\\phi \\;|\\; x_2\\cos\\phi + x_1\\sin\\phi\\,]"}};
 }
 
@@ -44,13 +44,14 @@ OpSpec rope_op() {
              choice("angles", "angle table: fp32 (the model's) or exact (float64)", {"fp32", "exact"})};
   s.attrs[0].binds = "hd";  // H follows from x's width
   s.outputs = {out("/op/lightning/qk_rope/q", {"T", "H*hd"}, "rotated rows")};
-  s.notes = {
-      "angles: angle = fp32(float(p) * inv_freq[i]) with fp32 inv_freq, as HF and the GPU build them; attribute "
-      "angles = \"exact\" takes float64 angles instead (reference and peer only)",
-      "the model's per-head q/k norm before RoPE is op rmsnorm (per row of hd) or part of the GPU's fused kernel; "
-      "here RoPE alone"};
+  s.notes =
+      {"angles: angle = fp32(float(p) * inv_freq[i]) with fp32 inv_freq, as HF and the GPU build them; attribute "
+       "angles = \"exact\" takes float64 angles instead (reference and peer only)",
+       "the model's per-head q/k norm before RoPE is op rmsnorm (per row of hd) or part of the GPU's fused kernel; "
+       "here RoPE alone"};
   s.check = [](OpInputs& x) {
-    if (x.dim("hd") % 2) fail("{}: attribute 'head_dim' is {}; RoPE pairs dims, so it must be even", x.file, x.dim("hd"));
+    if (x.dim("hd") % 2)
+      fail("{}: attribute 'head_dim' is {}; RoPE pairs dims, so it must be even", x.file, x.dim("hd"));
   };
   s.reference = reference;
   s.random = {{rows(8), key("H", 2, 1, 4096, "heads"), head_dim(), pos0(1000)},
@@ -62,12 +63,21 @@ OpSpec rope_op() {
                 d.number("theta", 10000.0);  // rope_theta of the released config
                 d.text("angles", "fp32");
               }};
-  s.taps = {{"lightning/qk_rope/q", "bf16", TapGate::Float,
-             "per-head q-norm then RoPE in fp32 with fp32 angles (docs/spec.md §2.1), bf16 out", {"lightning/proj/q"}},
-            {"lightning/qk_rope/k", "bf16", TapGate::Float,
-             "per-head k-norm then RoPE in fp32 with fp32 angles (docs/spec.md §2.1), bf16 out", {"lightning/proj/k"}}};
-  s.card = {"rotary position embedding, rotate-half, on every dim of the Lightning q and k", equation,
-            "no parameters: theta is a config constant", "gpu/rope.cu", {"rope"}};
+  s.taps = {{"lightning/qk_rope/q",
+             "bf16",
+             TapGate::Float,
+             "per-head q-norm then RoPE in fp32 with fp32 angles (docs/spec.md §2.1), bf16 out",
+             {"lightning/proj/q"}},
+            {"lightning/qk_rope/k",
+             "bf16",
+             TapGate::Float,
+             "per-head k-norm then RoPE in fp32 with fp32 angles (docs/spec.md §2.1), bf16 out",
+             {"lightning/proj/k"}}};
+  s.card = {"rotary position embedding, rotate-half, on every dim of the Lightning q and k",
+            equation,
+            "no parameters: theta is a config constant",
+            "gpu/rope.cu",
+            {"rope"}};
   s.cost = [](const CaseSizes& c) { return cost::rope(double(c.at("T")), double(c.at("H") * c.at("hd"))); };
   return s;
 }

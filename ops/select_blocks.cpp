@@ -13,6 +13,14 @@
 
 namespace salasim::op {
 
+SparseRules select_rules(const OpInputs& x) {
+  SparseRules r;
+  r.heads = int(x.dim("H")), r.groups = int(x.dim("G")), r.hd = int(x.dim("hd")), r.tau = x.f("tau");
+  r.kernel = int(x.i("kernel")), r.stride = int(x.i("stride")), r.block = int(x.i("block"));
+  r.init_blocks = int(x.i("init_blocks")), r.local_blocks = int(x.i("local_blocks")), r.k_sel = int(x.i("k_sel"));
+  return r;
+}
+
 Work cost::select_blocks(int64_t start, int64_t end, int64_t H, int64_t G, int64_t hd, int64_t kernel, int64_t stride,
                          int64_t block) {
   const int64_t T = end - start;
@@ -51,14 +59,10 @@ void check(OpInputs& x) {
 }
 
 TapMap reference(const OpInputs& x, const ref::Num& n) {
-  ref::SelectParams sp;
-  sp.heads = int(x.dim("H")), sp.groups = int(x.dim("G")), sp.hd = int(x.dim("hd"));
-  sp.tau = x.f("tau");
-  sp.kernel = int(x.i("kernel")), sp.stride = int(x.i("stride")), sp.block = int(x.i("block"));
-  sp.init_blocks = int(x.i("init_blocks")), sp.local_blocks = int(x.i("local_blocks")), sp.k_sel = int(x.i("k_sel"));
   const ref::Selection s = ref::select_blocks(mat(x.tensor("q")), x.i("pos0"), heads(x.tensor("k1")),
-                                              heads(x.tensor("k2")), sp, x.dim("NB"), true, n);
-  return {{"/op/sparse/select/blocks", Tap{{s.T, s.G, s.K}, std::vector<double>(s.blocks.begin(), s.blocks.end()), true}},
+                                              heads(x.tensor("k2")), select_rules(x), x.dim("NB"), true, n);
+  return {{"/op/sparse/select/blocks",
+           Tap{{s.T, s.G, s.K}, std::vector<double>(s.blocks.begin(), s.blocks.end()), true}},
           {"/op/sparse/select/scores", Tap{{s.T, s.G, s.NB}, s.scores}}};
 }
 
@@ -70,7 +74,8 @@ std::vector<EqStep> equation(const ModelConfig& c, int64_t context) {
   const int64_t forced = qb - lo + 1 + std::min<int64_t>(s.init_blocks, lo);
   const int64_t chosen = std::min<int64_t>(s.k_sel(), causal) - forced;
   return {
-      {fmt::format("LSE2_h(p) = log sum over e with {}e+{} <= p of exp(tau q_h.K2_e)", s.k2_stride(), s.k2_kernel() - 1),
+      {fmt::format("LSE2_h(p) = log sum over e with {}e+{} <= p of exp(tau q_h.K2_e)", s.k2_stride(),
+                   s.k2_kernel() - 1),
        fmt::format("\\mathrm{{LSE2}}_h(p) = \\log\\!\\sum_{{{}e+{}\\le p}} e^{{\\tau q_h\\cdot K2_e}}", s.k2_stride(),
                    s.k2_kernel() - 1)},
       {fmt::format("s_g(p, c) = sum over the {} heads h of group g of exp(tau q_h.K1_c - LSE2_h(p)), for {}c+{} <= p",
@@ -137,15 +142,20 @@ OpSpec select_blocks_op() {
               {"T=1,G=1,H=16,hd=128,pos0=10000", "T=16,G=2,H=32,hd=128,pos0=8000", "T=64,G=1,H=16,hd=128,pos0=6100",
                "T=8,G=1,H=4,hd=64,pos0=2000,k_sel=8,local_blocks=2"},
               draw};
-  s.taps = {{"sparse/select/scores", "bf16", TapGate::FloatInf,
+  s.taps = {{"sparse/select/scores",
+             "bf16",
+             TapGate::FloatInf,
              "max-pooled block scores, bf16 of an fp32 16-head sum; +inf (forced) and -inf (future) must match "
              "exactly, finite scores are gated",
              {"sparse/proj/q", "sparse/compress_k/k1", "sparse/compress_k/k2"}},
-            {"sparse/select/blocks", "int32", TapGate::Selection,
+            {"sparse/select/blocks",
+             "int32",
+             TapGate::Selection,
              "top-96 blocks per (query, kv group), compared as sets; a swap is a tie within 4 bf16 ulps (2^-5) of the "
              "boundary score: another fp32 order of the 16-head sum and bf16 q, K1 move a score by a few ulps",
              {"sparse/proj/q", "sparse/compress_k/k1", "sparse/compress_k/k2", "sparse/select/scores"}}};
-  s.card = {"InfLLM-v2 stage 1: score 64-token blocks with compressed keys, keep the top blocks", equation,
+  s.card = {"InfLLM-v2 stage 1: score 64-token blocks with compressed keys, keep the top blocks",
+            equation,
             "no parameters: block size, window and top-k are config constants (sparse_config)",
             "gpu/select_blocks.cu",
             {"select_blocks"}};

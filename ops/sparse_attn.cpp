@@ -59,8 +59,7 @@ std::vector<EqStep> equation(const ModelConfig& c, int64_t context) {
   const SparseConfig& s = c.sparse;
   const double keys = sum_selected_keys(context, context + 1, s.block_size, s.k_sel());
   return {{fmt::format("Keys(p, g) = {{j in [{}b, {}b+{}] : b in Sel_g(p), j <= p}}, at most {} x {} = {}",
-                       s.block_size, s.block_size, s.block_size - 1, s.k_sel(), s.block_size,
-                       s.k_sel() * s.block_size),
+                       s.block_size, s.block_size, s.block_size - 1, s.k_sel(), s.block_size, s.k_sel() * s.block_size),
            "\\mathrm{Keys}(p,g) = \\{ j \\in \\text{block } b : b\\in\\mathrm{Sel}_g(p),\\ j\\le p \\}"},
           {fmt::format("out_h(p) = sum over j in Keys of softmax_j(tau q_h.K_j) V_j, kv head g = h / {}, tau = "
                        "1/sqrt({})",
@@ -104,11 +103,16 @@ OpSpec sparse_attn_op() {
                 d.number("block", double(d["block"]), true);
               }};
   // dense_attn writes the same tensor below dense_len, so it shares this kind (and its row)
-  s.taps = {{"sparse/attn/out", "bf16", TapGate::Float,
+  s.taps = {{"sparse/attn/out",
+             "bf16",
+             TapGate::Float,
              "softmax attention in fp32 over the reference's selection (teacher-forced), bf16 out",
              {"sparse/proj/q", "sparse/proj/k", "sparse/proj/v", "sparse/select/blocks"}}};
-  s.card = {"InfLLM-v2 stage 2: softmax attention over the selected blocks' keys", equation, "no parameters",
-            "gpu/sparse_attn.cu", {"sparse_attn"}};
+  s.card = {"InfLLM-v2 stage 2: softmax attention over the selected blocks' keys",
+            equation,
+            "no parameters",
+            "gpu/sparse_attn.cu",
+            {"sparse_attn"}};
   s.cost = [](const CaseSizes& c) {
     const int64_t p = c.at("pos0");
     return cost::sparse_attn(p, p + c.at("T"), c.at("H"), c.at("G"), c.at("hd"), c.at("block"), c.at("K"));

@@ -27,7 +27,8 @@ using Line = std::vector<Span>;
 std::string text_line(double x, double y, const Line& line, const std::string& cls) {
   std::string s = fmt::format("<text class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\">", cls, x, y);
   for (const Span& sp : line)
-    s += sp.cls.empty() ? xml_escape(sp.text) : fmt::format("<tspan class=\"{}\">{}</tspan>", sp.cls, xml_escape(sp.text));
+    s += sp.cls.empty() ? xml_escape(sp.text)
+                        : fmt::format("<tspan class=\"{}\">{}</tspan>", sp.cls, xml_escape(sp.text));
   return s + "</text>\n";
 }
 
@@ -53,16 +54,18 @@ Line params_line(const std::vector<TensorSpec>& inv, CountCheck& k, const FlowSt
     std::vector<std::string> names;
     for (const std::string& t : s.tensors) names.push_back(tensor_at(t, l));
     all.insert(all.end(), names.begin(), names.end());
-    const Checked one = check_sum(k, fmt::format("{} ({})", s.label, l < 0 ? "model" : fmt::format("layer {}", l)),
-                                  [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); });
+    const Checked one =
+        check_sum(k, fmt::format("{} ({})", s.label, l < 0 ? "model" : fmt::format("layer {}", l)),
+                  [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); });
     if (!one.ok && each_ok) bad_actual = one.actual;
     each_ok = each_ok && one.ok;
   }
   Line line{{commas(each) + " params", each_ok ? "" : "bad"}};
   if (!each_ok) line.push_back({fmt::format(" (checkpoint {})", commas(bad_actual)), "bad"});
   if (layers.size() > 1) {
-    const Checked sum = check_sum(k, s.label + " (all layers)",
-                                  [&](const std::string& n) { return std::find(all.begin(), all.end(), n) != all.end(); });
+    const Checked sum = check_sum(k, s.label + " (all layers)", [&](const std::string& n) {
+      return std::find(all.begin(), all.end(), n) != all.end();
+    });
     line.push_back({fmt::format(" x {} layers = ", layers.size()), ""});
     line.push_back({commas(sum.expected), sum.ok ? "" : "bad"});
     if (!sum.ok) line.push_back({fmt::format(" (checkpoint {})", commas(sum.actual)), "bad"});
@@ -78,8 +81,8 @@ struct Block {
   double height() const { return double(std::max(left.size(), right.size())) * kLine + 12; }
 };
 
-Block step_block(const std::vector<TensorSpec>& inv, CountCheck& k, const FlowStep& s,
-                 const std::vector<int>& layers, std::vector<std::string>* unresolved) {
+Block step_block(const std::vector<TensorSpec>& inv, CountCheck& k, const FlowStep& s, const std::vector<int>& layers,
+                 std::vector<std::string>* unresolved) {
   Block b;
   b.cls = part_class(s.part);
   b.left.push_back({{s.label, "t"}, {s.op.empty() ? "" : "   " + s.op, "op"}});
@@ -92,21 +95,18 @@ Block step_block(const std::vector<TensorSpec>& inv, CountCheck& k, const FlowSt
   }
   if (!s.note.empty())
     for (const std::string& w : wrap(s.note, kLeftChars + 4)) b.left.push_back({{w, "note"}});
-  for (const std::string& piece : s.pieces) {
-    const SourceLine l = find_statement(s.file, piece);
-    if (!l.found()) {
-      b.right.push_back({{"NOT FOUND: " + l.error, "bad"}});
-      if (unresolved) unresolved->push_back(l.error);
-      continue;
-    }
-    if (piece == s.pieces.front() || b.right.empty()) b.right.push_back({{l.where(), "loc"}});
-    else b.right.push_back({{fmt::format(":{}", l.line), "loc"}});
-    size_t from = 0;
-    while (from <= l.text.size()) {
-      const size_t nl = std::min(l.text.find('\n', from), l.text.size());
-      for (const std::string& w : wrap(l.text.substr(from, nl - from), kCodeChars)) b.right.push_back({{w, "code"}});
-      from = nl + 1;
-    }
+  const SourceLine l = step_source(s);
+  if (!l.found()) {
+    b.right.push_back({{"NOT FOUND: " + l.error, "bad"}});
+    if (unresolved) unresolved->push_back(l.error);
+    return b;
+  }
+  b.right.push_back({{l.where(), "loc"}});
+  size_t from = 0;
+  while (from <= l.text.size()) {
+    const size_t nl = std::min(l.text.find('\n', from), l.text.size());
+    for (const std::string& w : wrap(l.text.substr(from, nl - from), kCodeChars)) b.right.push_back({{w, "code"}});
+    from = nl + 1;
   }
   return b;
 }
@@ -120,24 +120,27 @@ std::string panel(const std::string& title, const std::string& sub, const std::v
   for (size_t i = 0; i < blocks.size(); ++i) {
     const Block& b = blocks[i];
     const double h = b.height();
-    s += fmt::format("<rect class=\"box {}\" x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" rx=\"6\"/>\n", b.cls, kMargin,
-                     y, kBoxW, h);
+    s += fmt::format("<rect class=\"box {}\" x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" rx=\"6\"/>\n", b.cls,
+                     kMargin, y, kBoxW, h);
     for (size_t j = 0; j < b.left.size(); ++j)
       s += text_line(kMargin + 10, y + 17 + double(j) * kLine, b.left[j], j == 0 ? "step" : "detail");
     if (!b.right.empty()) {
       const double cx = kMargin + kBoxW + kGap;
-      s += fmt::format("<rect class=\"codebg\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"4\"/>\n", cx, y,
-                       code_w, h);
-      s += fmt::format("<line class=\"link\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", kMargin + kBoxW,
-                       y + h / 2, cx, y + h / 2);
-      for (size_t j = 0; j < b.right.size(); ++j) s += text_line(cx + 8, y + 17 + double(j) * kLine, b.right[j], "codeline");
+      s += fmt::
+          format("<rect class=\"codebg\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"4\"/>\n", cx,
+                 y, code_w, h);
+      s += fmt::format("<line class=\"link\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
+                       kMargin + kBoxW, y + h / 2, cx, y + h / 2);
+      for (size_t j = 0; j < b.right.size(); ++j)
+        s += text_line(cx + 8, y + 17 + double(j) * kLine, b.right[j], "codeline");
     }
     y += h;
     if (i + 1 < blocks.size()) {
       const double x = kMargin + kBoxW / 2;
-      s += fmt::format("<line class=\"arrow\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
-                       "<polygon class=\"head\" points=\"{3:.1f},{2:.1f} {4:.1f},{2:.1f} {0:.1f},{5:.1f}\"/>\n",
-                       x, y + 1, y + 12, x - 5, x + 5, y + 17);
+      s += fmt::format(
+          "<line class=\"arrow\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
+          "<polygon class=\"head\" points=\"{3:.1f},{2:.1f} {4:.1f},{2:.1f} {0:.1f},{5:.1f}\"/>\n",
+          x, y + 1, y + 12, x - 5, x + 5, y + 17);
       y += 18;
     }
   }
@@ -165,17 +168,20 @@ std::string flow_svg(const ModelConfig& c, const std::vector<TensorSpec>& inv, C
   Block repeat;
   repeat.cls = "every";
   repeat.left = {{{fmt::format("{} decoder layers", c.num_hidden_layers), "t"}},
-                 {{fmt::format("{} Lightning and {} sparse, in the order of mixer_types (below)", pc.n_lightning, pc.n_sparse), ""}}};
-  for (const std::string& w : wrap(fmt::format("h = h + {0:.10g} * Mixer(RMSNorm(h)); h = h + {0:.10g} * MLP(RMSNorm(h))",
-                                               c.residual_scale()),
-                                   kLeftChars + 4))
+                 {{fmt::format("{} Lightning and {} sparse, in the order of mixer_types (below)", pc.n_lightning,
+                               pc.n_sparse),
+                   ""}}};
+  for (const std::string& w :
+       wrap(fmt::format("h = h + {0:.10g} * Mixer(RMSNorm(h)); h = h + {0:.10g} * MLP(RMSNorm(h))", c.residual_scale()),
+            kLeftChars + 4))
     repeat.left.push_back({{w, "note"}});
   outer.push_back(repeat);
   for (const FlowStep& s : flow)
     if (s.part == Part::Exit) outer.push_back(step_block(inv, k, s, {-1}, unresolved));
   const std::vector<int> ll = part_layers(c, Part::Lightning), sl = part_layers(c, Part::Sparse);
   if (!ll.empty())
-    for (const FlowStep& s : layer_steps(flow, Mixer::Lightning)) light.push_back(step_block(inv, k, s, ll, unresolved));
+    for (const FlowStep& s : layer_steps(flow, Mixer::Lightning))
+      light.push_back(step_block(inv, k, s, ll, unresolved));
   if (!sl.empty())
     for (const FlowStep& s : layer_steps(flow, Mixer::Sparse)) sparse.push_back(step_block(inv, k, s, sl, unresolved));
 
@@ -195,7 +201,8 @@ std::string flow_svg(const ModelConfig& c, const std::vector<TensorSpec>& inv, C
                   fmt::format("{} parameters per layer x {} = {}", commas(pc.sparse_layer), sl.size(),
                               commas(pc.sparse_layer * int64_t(sl.size()))),
                   sparse, code_w, y);
-  std::string s = svg_open(width, y, "Forward flow of MiniCPM-SALA with parameters per step and the reference source lines");
+  std::string s =
+      svg_open(width, y, "Forward flow of MiniCPM-SALA with parameters per step and the reference source lines");
   s += "<style>"
        ".fl text{font:12.5px \"DejaVu Sans\",sans-serif;fill:#222}.fl .h{font-size:17px;font-weight:700}"
        ".fl .sub{fill:#555}.fl .t{font-weight:700}.fl .op{fill:#777;font-size:11.5px}"
@@ -235,36 +242,46 @@ std::string layer_bars_svg(const ModelConfig& c, const std::vector<TensorSpec>& 
        ".lb .mix-l{fill:#4c78a8}.lb .mix-s{fill:#f58518}.lb .mlp{fill:#54a24b}.lb .norm{fill:#9d9d9d}"
        ".lb .bad{stroke:#c5221f;stroke-width:3;fill:none}.lb .axis{stroke:#555}</style>\n<g class=\"lb\">\n";
   for (double v = 0; v <= ymax * (1 + 1e-9); v += step)
-    s += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/><text x=\"{}\" y=\"{:.1f}\" "
-                     "text-anchor=\"end\">{}M</text>\n",
-                     left, Y(v), W - right, Y(v), left - 6, Y(v) + 4, fmt::format("{:g}", v / 1e6));
+    s += fmt::format(
+        "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/><text x=\"{}\" y=\"{:.1f}\" "
+        "text-anchor=\"end\">{}M</text>\n",
+        left, Y(v), W - right, Y(v), left - 6, Y(v) + 4, fmt::format("{:g}", v / 1e6));
   for (int l = 0; l < L; ++l) {
     const bool light = c.layers[size_t(l)] == Mixer::Lightning;
     const double x = left + slot * l + slot * 0.12, w = slot * 0.76;
     double base = 0;
-    const std::pair<int64_t, const char*> segs[] = {
-        {norms[size_t(l)], "norm"}, {mlp[size_t(l)], "mlp"}, {mixer[size_t(l)], light ? "mix-l" : "mix-s"}};
+    const std::pair<int64_t, const char*> segs[] = {{norms[size_t(l)], "norm"},
+                                                    {mlp[size_t(l)], "mlp"},
+                                                    {mixer[size_t(l)], light ? "mix-l" : "mix-s"}};
     for (const auto& [v, cls] : segs) {
       if (v == 0) continue;
-      s += fmt::format("<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\"><title>layer {} "
-                       "{}: {}</title></rect>\n",
-                       cls, x, Y(base + double(v)), w, Y(base) - Y(base + double(v)), l,
-                       std::string(cls) == "norm" ? "norms" : std::string(cls) == "mlp" ? "MLP" : "mixer", commas(v));
+      s += fmt::format(
+          "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\"><title>layer {} "
+          "{}: {}</title></rect>\n",
+          cls, x, Y(base + double(v)), w, Y(base) - Y(base + double(v)), l,
+          std::string(cls) == "norm"  ? "norms"
+          : std::string(cls) == "mlp" ? "MLP"
+                                      : "mixer",
+          commas(v));
       base += double(v);
     }
-    const Checked lc = check_sum(k, fmt::format("layer {} (bars)", l), [&](const std::string& n) { return tensor_layer(n) == l; });
+    const Checked lc =
+        check_sum(k, fmt::format("layer {} (bars)", l), [&](const std::string& n) { return tensor_layer(n) == l; });
     if (!lc.ok)
-      s += fmt::format("<rect class=\"bad\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\"><title>checkpoint: "
-                       "{}</title></rect>\n",
-                       x, Y(base), w, Y(0) - Y(base), commas(lc.actual));
+      s += fmt::format(
+          "<rect class=\"bad\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\"><title>checkpoint: "
+          "{}</title></rect>\n",
+          x, Y(base), w, Y(0) - Y(base), commas(lc.actual));
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>", x + w / 2, H - bottom + 15, l);
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x + w / 2, H - bottom + 30,
                      light ? "L" : "S");
   }
-  s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>\n", left, Y(0), W - right, Y(0));
-  s += fmt::format("<text x=\"{}\" y=\"{}\">parameters (millions); L = Lightning (blue mixer), S = sparse (orange "
-                   "mixer), green MLP, grey norms</text>\n",
-                   left, 16);
+  s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>\n", left, Y(0), W - right,
+                   Y(0));
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\">parameters (millions); L = Lightning (blue mixer), S = sparse (orange "
+      "mixer), green MLP, grey norms</text>\n",
+      left, 16);
   return s + "</g>\n</svg>\n";
 }
 
@@ -297,22 +314,28 @@ std::string vram_svg(const std::vector<Plot>& vram) {
        ".vr .card{stroke-dasharray:7 5;stroke-width:1.6}.vr .series{fill:none;stroke-width:2.2}"
        ".vr .legend{fill:#fff;fill-opacity:0.9;stroke:#ccc}</style>\n<g class=\"vr\">\n";
   for (double t : log_ticks(ylo, yhi))
-    s += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/><text x=\"{}\" y=\"{:.1f}\" "
-                     "text-anchor=\"end\">{:g}</text>\n",
-                     left, Y(t), W - right, Y(t), left - 6, Y(t) + 4, t);
+    s += fmt::format(
+        "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/><text x=\"{}\" y=\"{:.1f}\" "
+        "text-anchor=\"end\">{:g}</text>\n",
+        left, Y(t), W - right, Y(t), left - 6, Y(t) + 4, t);
   for (const auto& [x, label] : p.xtics)
-    s += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/><text x=\"{0:.1f}\" "
-                     "y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
-                     X(x), top, top + ph, top + ph + 16, xml_escape(label));
-  s += fmt::format("<rect class=\"axis\" fill=\"none\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\"/>\n", left, top, pw, ph);
-  s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, H - 14, xml_escape(p.xlabel));
-  s += fmt::format("<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">{} (log scale)</text>\n",
-                   top + ph / 2, xml_escape(p.ylabel));
+    s += fmt::format(
+        "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/><text x=\"{0:.1f}\" "
+        "y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
+        X(x), top, top + ph, top + ph + 16, xml_escape(label));
+  s += fmt::format("<rect class=\"axis\" fill=\"none\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\"/>\n", left,
+                   top, pw, ph);
+  s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, H - 14,
+                   xml_escape(p.xlabel));
+  s +=
+      fmt::format("<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">{} (log scale)</text>\n",
+                  top + ph / 2, xml_escape(p.ylabel));
   for (const Plot& q : vram) {
     if (!q.hline) continue;
-    s += fmt::format("<line class=\"card\" stroke=\"#c5221f\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
-                     left, Y(*q.hline), left + pw, Y(*q.hline), left + pw - 4, Y(*q.hline) - 5, xml_escape(q.hline_title));
+    s += fmt::format(
+        "<line class=\"card\" stroke=\"#c5221f\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>"
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
+        left, Y(*q.hline), left + pw, Y(*q.hline), left + pw - 4, Y(*q.hline) - 5, xml_escape(q.hline_title));
   }
   const double lx = left + 12, ly = top + 12, lh = 18;
   s += fmt::format("<rect class=\"legend\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{:.1f}\"/>\n", lx, ly, 300,
@@ -324,14 +347,16 @@ std::string vram_svg(const std::vector<Plot>& vram) {
     for (const auto& [x, y] : ser.points) {
       if (!std::isfinite(y) || y <= 0) continue;
       pts += fmt::format("{:.1f},{:.1f} ", X(x), Y(y));
-      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\"><title>{}: {:.2f} GiB at {}</title></circle>\n",
-                       X(x), Y(y), color, xml_escape(ser.title), y, x);
+      s += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\"><title>{}: {:.2f} GiB at {}</title></circle>\n",
+          X(x), Y(y), color, xml_escape(ser.title), y, x);
     }
     if (ser.line) s += fmt::format("<polyline class=\"series\" stroke=\"{}\" points=\"{}\"/>\n", color, pts);
     const double yy = ly + 16 + lh * double(i);
-    s += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2.5\"/>"
-                     "<text x=\"{}\" y=\"{:.1f}\">{}</text>\n",
-                     lx + 8, yy - 4, lx + 30, yy - 4, color, lx + 38, yy, xml_escape(ser.title));
+    s += fmt::format(
+        "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2.5\"/>"
+        "<text x=\"{}\" y=\"{:.1f}\">{}</text>\n",
+        lx + 8, yy - 4, lx + 30, yy - 4, color, lx + 38, yy, xml_escape(ser.title));
   }
   return s + "</g>\n</svg>\n";
 }

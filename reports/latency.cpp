@@ -16,15 +16,17 @@ std::vector<OpTotal> prefill_ops(const Model& m, WeightFormat f, const HwProfile
   if (tokens <= 0) fail("prefill of {} tokens: expected at least one token", tokens);
   if (chunk <= 0) fail("--chunk {}: expected a positive chunk size", chunk);
   if ((tokens - 1) / chunk + 1 > kMaxPrefillCalls)
-    fail("--chunk {}: a prefill of {} tokens would take {} chunks, more than the {} the latency model sums; use a "
-         "larger --chunk", chunk, tokens, (tokens - 1) / chunk + 1, kMaxPrefillCalls);
+    fail(
+        "--chunk {}: a prefill of {} tokens would take {} chunks, more than the {} the latency model sums; use a "
+        "larger --chunk",
+        chunk, tokens, (tokens - 1) / chunk + 1, kMaxPrefillCalls);
   std::vector<OpTotal> out;
   for (int64_t s = 0; s < tokens; s += chunk) {
     const int64_t e = std::min(tokens, s + chunk);
     for (const OpCost& op : call_costs(m, f, s, e, e == tokens)) {
       auto it = std::find_if(out.begin(), out.end(), [&](const OpTotal& t) { return t.op == op.op; });
       if (it == out.end()) {
-        out.push_back(OpTotal{op.op, op.cls});
+        out.push_back(OpTotal{op.op, op.cls, op.scope});
         it = out.end() - 1;
       }
       it->flops += op.flops;

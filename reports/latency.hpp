@@ -21,6 +21,7 @@ double roofline_seconds(const OpCost& op, const HwProfile& hw);
 struct OpTotal {
   std::string op;
   OpClass cls = OpClass::Other;
+  TermScope scope = TermScope::EveryLayer;
   double flops = 0, bytes = 0, exps = 0;
   double floor_s = 0;  // sum of the per-chunk rooflines
 };
@@ -32,15 +33,15 @@ ClassSeconds decode_step_class_floor(const Model& m, WeightFormat f, const HwPro
 
 struct LatencyPrediction {
   int64_t context = 0;
-  int64_t decode_tokens = 0;  // generated tokens: the first comes from the prefill, the rest from decode steps
+  int64_t decode_tokens = 0;       // generated tokens: the first comes from the prefill, the rest from decode steps
   ClassSeconds prefill_floor_s{};  // efficiency 1
   ClassSeconds prefill_s{};        // with the efficiency factors
   double ttft_s = 0;
   double decode_floor_ms = 0;  // mean per decode step over the generated tokens (the step at `context` if < 2)
   ClassSeconds decode_floor_class_ms{};  // the same per op class (they add up to decode_floor_ms)
-  double decode_ms = 0;        // sum over classes of floor / Efficiency::decode_of(class)
-  double e2e_s = 0;            // ttft + (decode_tokens - 1) decode steps
-  std::vector<OpTotal> ops;    // prefill ops, for --json
+  double decode_ms = 0;                  // sum over classes of floor / Efficiency::decode_of(class)
+  double e2e_s = 0;                      // ttft + (decode_tokens - 1) decode steps
+  std::vector<OpTotal> ops;              // prefill ops, for --json
 };
 
 LatencyPrediction predict_latency(const Model& m, WeightFormat f, const HwProfile& hw, const Efficiency& eff,

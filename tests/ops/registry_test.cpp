@@ -104,11 +104,13 @@ TEST_CASE("registry: every tap kind the model records is declared by exactly one
   CHECK(kinds == recorded_kinds(load_config(test::real_config())));
   CHECK(tolerance_table().size() == declared.size());
   // a kind no op declares has no row, and says where rows come from
-  CHECK(test::error_of([] { tolerance_row(tolerance_table(), "lightning/nothing/out"); })
-            .find("compare/tolerance.cpp") != std::string::npos);
+  CHECK(test::error_of([] {
+          tolerance_row(tolerance_table(), "lightning/nothing/out");
+        }).find("compare/tolerance.cpp") != std::string::npos);
 }
 
-TEST_CASE("registry: salasim op, explain, the forward flow and the latency model name the registry's ops", "[registry]") {
+TEST_CASE("registry: salasim op, explain, the forward flow and the latency model name the registry's ops",
+          "[registry]") {
   const std::vector<std::string> ops = registry_names();
   REQUIRE(ops.size() == 13);
   // `salasim explain` lists the ops in the registry's order, then the composite cards
