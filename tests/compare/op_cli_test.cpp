@@ -23,12 +23,7 @@ using ref::Mat;
 
 namespace {
 
-const std::string& dir() {
-  static const std::string d =
-      scratch_dir("op_cli_" + std::to_string(::getpid()));  // ctest runs the cases side by side
-  return d;
-}
-std::string file(const std::string& name) { return dir() + "/" + name; }
+std::string file(const std::string& name) { return op_file("op_cli", name); }
 
 Tap tap(const Mat& m, std::vector<int64_t> shape = {}) {
   if (shape.empty()) shape = {m.rows(), m.cols()};

@@ -21,12 +21,7 @@ using ref::Mat;
 
 namespace {
 
-const std::string& dir() {
-  static const std::string d =
-      scratch_dir("op_cli_gpu_" + std::to_string(::getpid()));  // ctest runs the cases side by side
-  return d;
-}
-std::string file(const std::string& name) { return dir() + "/" + name; }
+std::string file(const std::string& name) { return op_file("op_cli_gpu", name); }
 
 // The op through the three backends; the GPU's outputs gated by their tolerance rows.
 void gated(const std::string& op, const std::string& in) {
