@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gpu/gla.hpp"
-#include "gpu/sparse_attn.hpp"
+#include "gpu/sparse_args.hpp"
 #include "model/error.hpp"
 
 namespace {
@@ -34,8 +34,9 @@ int salasim_gla_chunked(const void* q, const void* k, const void* v, int64_t ld,
                         const float* gamma, float tau, float* S, void* o, int64_t ldo, void* workspace, void* stream) {
   using salasim::gpu::bf16_t;
   return guarded([&] {
-    salasim::gpu::gla_chunked(static_cast<const bf16_t*>(q), static_cast<const bf16_t*>(k), static_cast<const bf16_t*>(v),
-                              ld, T, H, hd, gamma, tau, S, static_cast<bf16_t*>(o), ldo, workspace, as_stream(stream));
+    salasim::gpu::gla_chunked(static_cast<const bf16_t*>(q), static_cast<const bf16_t*>(k),
+                              static_cast<const bf16_t*>(v), ld, T, H, hd, gamma, tau, S, static_cast<bf16_t*>(o), ldo,
+                              workspace, as_stream(stream));
   });
 }
 
@@ -44,20 +45,12 @@ int salasim_dense_attn(const void* q, int64_t ldq, int64_t T, const void* K, con
                        int hd, float tau, void* out, int64_t ldo, void* stream) {
   using salasim::gpu::bf16_t;
   return guarded([&] {
-    salasim::gpu::AttnArgs a;
-    a.q = static_cast<const bf16_t*>(q);
-    a.ldq = ldq;
-    a.T = T;
-    a.pos0 = 0;
-    a.K = static_cast<const bf16_t*>(K);
-    a.V = static_cast<const bf16_t*>(V);
-    a.cap = cap;
-    a.H = H;
-    a.G = G;
-    a.hd = hd;
-    a.tau = tau;
-    a.out = static_cast<bf16_t*>(out);
-    a.ldo = ldo;
+    salasim::SparseRules r;
+    r.heads = H, r.groups = G, r.hd = hd, r.tau = tau;
+    salasim::gpu::SparseCache c;
+    c.K = static_cast<const bf16_t*>(K), c.V = static_cast<const bf16_t*>(V), c.cap = cap;
+    const salasim::gpu::AttnArgs a = salasim::gpu::attn_args(r, {static_cast<const bf16_t*>(q), ldq, T, 0}, c, nullptr,
+                                                             static_cast<bf16_t*>(out), ldo, {});
     if (T <= salasim::kAttnSplitMaxT) salasim::fail("salasim_dense_attn: T must exceed {}", salasim::kAttnSplitMaxT);
     salasim::gpu::dense_attn(a, as_stream(stream));
   });

@@ -1,8 +1,10 @@
 // The op-case table (op_cases.hpp): full-config shapes (scenarios/models/minicpm-sala-9b.json), counter-based random
-// inputs that the host regenerates bit for bit for the reference, FLOPs and bytes from reports/op_costs.
+// inputs that the host regenerates bit for bit for the reference, FLOPs, bytes and exponentials from the ops' cost
+// formulas (ops/cost.hpp, the latency model's), SelectArgs and AttnArgs from their one builder (gpu/sparse_args.hpp).
 #include "bench/op_cases.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +18,7 @@
 #include "gpu/linear.hpp"
 #include "gpu/ops.hpp"
 #include "gpu/select_blocks.hpp"
-#include "gpu/sparse_attn.hpp"
+#include "gpu/sparse_args.hpp"
 #include "model/bf16.hpp"
 #include "model/config.hpp"
 #include "model/error.hpp"
@@ -24,11 +26,13 @@
 #include "reference/model.hpp"
 #include "reference/ops.hpp"
 #include "reports/hardware.hpp"
-#include "reports/op_costs.hpp"
+#include "ops/cost.hpp"
 
 namespace salasim::bench {
 
 namespace {
+
+namespace cost = op::cost;
 
 using gpu::bf16_t;
 using ref::Mat;
@@ -85,10 +89,61 @@ CheckResult both(CheckResult a, const CheckResult& b) {
   return a;
 }
 
+// A case's name, shape, tolerance row, context and work; its run, check and state are the caller's.
+OpCase case_of(std::string op, std::string shape, std::string tolerance, int64_t N, op::Work work) {
+  OpCase oc;
+  oc.op = std::move(op), oc.shape = std::move(shape), oc.tolerance = std::move(tolerance);
+  oc.context = N, oc.work = work;
+  return oc;
+}
+
 std::string shape_of(int64_t T, const std::string& rest) { return fmt::format("T={} {}", T, rest); }
 
+// ---- embed: the rows of one prefill chunk gathered from the embedding ----
+OpCase embed_case(const std::string& /*op*/, int64_t N, uint64_t seed) {
+  const ModelConfig& c = full_config();
+  const int D = c.hidden_size, V = c.vocab_size;
+  const int64_t T = std::min(kChunk, N);
+  struct S {
+    gpu::Buffer<bf16_t> E, h;
+    gpu::Buffer<int32_t> tokens;
+    std::vector<int32_t> ids;
+  };
+  auto s = std::make_shared<S>();
+  const Rand rE = rnd(seed, "embed.E", 0.1);
+  s->E = gpu::Buffer<bf16_t>(size_t(V) * D, "embedding");
+  fill(s->E.get(), int64_t(V) * D, rE);
+  for (int64_t t = 0; t < T; ++t) s->ids.push_back(int32_t(synth_key(seed, uint64_t(t)) % uint64_t(V)));
+  s->tokens = gpu::to_device(s->ids, "tokens");
+  s->h = gpu::Buffer<bf16_t>(size_t(T * D), "h");
+  const float scale = float(c.scale_emb);
+  OpCase oc = case_of("embed", shape_of(T, fmt::format("D={} V={}", D, V)), "embed/out", N, cost::embed(double(T), D));
+  // unchecked, as decode enqueues it: the ids are in range, and the checked form waits for the kernel
+  oc.run = [s, T, D, V, scale](gpu::Stream st) {
+    gpu::embed(s->E.get(), s->tokens.get(), T, D, V, scale, s->h.get(), st, false);
+  };
+  oc.check = [s, rE, T, D, V, scale] {
+    gpu::fill_bytes(s->h.get(), 0xff, s->h.size() * 2);
+    gpu::embed(s->E.get(), s->tokens.get(), T, D, V, scale, s->h.get(), nullptr);
+    CheckResult res{true, ""};
+    for (auto [r0, r1] : bands(T)) {
+      Mat E(r1 - r0, D);  // the band's rows of the embedding, looked up as tokens 0 .. n-1
+      std::vector<int32_t> local;
+      for (int64_t t = r0; t < r1; ++t) {
+        E.row(t - r0) = host(rE, D, s->ids[size_t(t)], 1, 0, D).row(0);
+        local.push_back(int32_t(t - r0));
+      }
+      res = both(res, gate("embed/out", ref::embed(E, local, scale, ref::f64()),
+                           ref::embed(E, local, scale, ref::peer()), download(s->h.get(), D, r0, r1 - r0, 0, D)));
+    }
+    return res;
+  };
+  oc.state = s;
+  return oc;
+}
+
 // ---- gla: the whole context in one call (how fla's chunk_simple_gla is timed) ----
-OpCase gla_case(int64_t N, uint64_t seed) {
+OpCase gla_case(const std::string& /*op*/, int64_t N, uint64_t seed) {
   const ModelConfig& c = full_config();
   const int H = c.lightning_nh, hd = c.lightning_head_dim;
   const int64_t Ld = c.lightning_dim(), T = N, ld = 3 * Ld;
@@ -108,16 +163,12 @@ OpCase gla_case(int64_t N, uint64_t seed) {
   s->gamma = gpu::to_device(std::vector<float>(decay.begin(), decay.end()), "decay");
   s->ws = gpu::Buffer<uint8_t>(gpu::gla_workspace_bytes(T, H, hd), "gla workspace");
   const float tau = float(c.lightning_tau());
-  OpCase oc;
-  oc.op = "gla";
-  oc.shape = shape_of(T, fmt::format("H={} hd={}", H, hd));
-  oc.tolerance = "lightning/gla/out";
-  oc.context = N;
-  oc.flops = double(T) * H * (4.0 * 64 * hd + 4.0 * hd * hd);
-  oc.bytes = double(T) * 4 * Ld * 2 + double(H) * hd * hd * 4 * 2;
+  OpCase oc =
+      case_of("gla", shape_of(T, fmt::format("H={} hd={}", H, hd)), "lightning/gla/out", N, cost::gla(T, H, hd));
   oc.run = [s, T, H, hd, Ld, ld, tau](gpu::Stream st) {
     const bf16_t* q = s->qkv.get();
-    gpu::gla_chunked(q, q + Ld, q + 2 * Ld, ld, T, H, hd, s->gamma.get(), tau, s->St.get(), s->o.get(), Ld, s->ws.get(), st);
+    gpu::gla_chunked(q, q + Ld, q + 2 * Ld, ld, T, H, hd, s->gamma.get(), tau, s->St.get(), s->o.get(), Ld, s->ws.get(),
+                     st);
   };
   oc.check = [s, r, T, H, hd, Ld, ld, tau, decay, run = oc.run] {
     gpu::fill_bytes(s->St.get(), 0, s->St.size() * 4);
@@ -150,13 +201,15 @@ struct Sparse {
   gpu::Buffer<int32_t> blocks;
   gpu::Buffer<float> scores;
   gpu::Buffer<uint8_t> sel_ws, attn_ws;
+  gpu::SparseCache cache;
   gpu::SelectArgs sel;
 };
 // T = 0: one prefill chunk (kChunk queries) ending at N; T = 1: the single query of a decode step at position N - 1.
-std::shared_ptr<Sparse> sparse_data(int64_t N, uint64_t seed, int64_t T = 0) {
+// select: run the selection the sparse attention attends over.
+std::shared_ptr<Sparse> sparse_data(int64_t N, uint64_t seed, int64_t T = 0, bool select = true) {
   const ModelConfig& c = full_config();
   auto s = std::make_shared<Sparse>();
-  s->sp = ref::select_params(c);
+  s->sp = sparse_rules(c);
   const ref::SelectParams& sp = s->sp;
   s->N = N;
   s->T = T > 0 ? std::min(T, N) : std::min(kChunk, N);
@@ -184,30 +237,10 @@ std::shared_ptr<Sparse> sparse_data(int64_t N, uint64_t seed, int64_t T = 0) {
                                    "select workspace");
   s->attn_ws = gpu::Buffer<uint8_t>(std::max<size_t>(1, gpu::sparse_attn_workspace_bytes(s->T, sp.groups, sp.k_sel, N)),
                                     "attention split partials");
-  gpu::SelectArgs& a = s->sel;
-  a.q = s->q.get();
-  a.ldq = HD;
-  a.T = s->T;
-  a.pos0 = s->pos0;
-  a.k1 = s->K1.get();
-  a.k1_cap = s->cap1;
-  a.k2 = s->K2.get();
-  a.k2_cap = s->cap2;
-  a.H = sp.heads;
-  a.G = sp.groups;
-  a.hd = sp.hd;
-  a.tau = float(sp.tau);
-  a.kernel = sp.kernel;
-  a.stride = sp.stride;
-  a.block = sp.block;
-  a.init_blocks = sp.init_blocks;
-  a.local_blocks = sp.local_blocks;
-  a.k_sel = sp.k_sel;
-  a.blocks = s->blocks.get();
-  a.n_blocks = s->NB;
-  a.workspace = s->sel_ws.get();
-  a.workspace_bytes = s->sel_ws.size();
-  gpu::select_blocks(a, nullptr);  // the selection sparse_attn attends over
+  s->cache = {s->K.get(), s->V.get(), N, s->K1.get(), s->cap1, s->K2.get(), s->cap2};
+  s->sel = gpu::select_args(s->sp, {s->q.get(), HD, s->T, s->pos0}, s->cache, s->blocks.get(), nullptr, s->NB,
+                            {s->sel_ws.get(), s->sel_ws.size()});
+  if (select) gpu::select_blocks(s->sel, nullptr);  // the selection sparse_attn attends over
   gpu::synchronize();
   return s;
 }
@@ -228,52 +261,35 @@ std::string sparse_shape(const Sparse& s) {
   return fmt::format("T={} pos0={} H={} G={} hd={}", s.T, s.pos0, s.sp.heads, s.sp.groups, s.sp.hd);
 }
 
-// decode: sparse_attn.decode, the one query of a decode step (the split + combine kernels)
-OpCase sparse_attn_case(int64_t N, uint64_t seed, bool decode) {
-  auto s = sparse_data(N, seed, decode ? 1 : 0);
+// sparse_attn over the selection; sparse_attn.decode: the one query of a decode step (the split + combine kernels);
+// dense_attn: every causal block, as the sparse layers attend below dense_len.
+OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
+  const bool decode = op == "sparse_attn.decode", dense = op == "dense_attn";
+  auto s = sparse_data(N, seed, decode ? 1 : 0, !dense);
   const ref::SelectParams sp = s->sp;
   const int64_t HD = int64_t(sp.heads) * sp.hd;
-  OpCase oc;
-  oc.op = decode ? "sparse_attn.decode" : "sparse_attn";
-  oc.shape = sparse_shape(*s);
-  oc.tolerance = "sparse/attn/out";
-  oc.context = N;
-  const double keys = reports::sum_selected_keys(s->pos0, N, sp.block, sp.k_sel);
-  oc.flops = double(sp.heads) * 4 * sp.hd * keys;
-  oc.exps = double(sp.heads) * keys;
-  oc.bytes = double(sp.groups) * 2 * sp.hd * 2 * keys / double(std::min<int64_t>(sp.block, s->T)) + double(s->T) * HD * 2 * 2;
-  gpu::AttnArgs a;
-  a.q = s->q.get();
-  a.ldq = HD;
-  a.T = s->T;
-  a.pos0 = s->pos0;
-  a.K = s->K.get();
-  a.V = s->V.get();
-  a.cap = N;
-  a.H = sp.heads;
-  a.G = sp.groups;
-  a.hd = sp.hd;
-  a.tau = float(sp.tau);
-  a.block = sp.block;
-  a.blocks = s->blocks.get();
-  a.k_sel = sp.k_sel;
-  a.out = s->out.get();
-  a.ldo = HD;
-  a.workspace = s->attn_ws.get();
-  a.workspace_bytes = s->attn_ws.size();
-  oc.run = [s, a](gpu::Stream st) { gpu::sparse_attn(a, st); };
-  oc.check = [s, sp, HD, run = oc.run] {
+  OpCase oc = case_of(op, sparse_shape(*s), "sparse/attn/out", N,
+                      dense ? cost::dense_attn(s->pos0, N, sp.heads, sp.groups, sp.hd)
+                            : cost::sparse_attn(s->pos0, N, sp.heads, sp.groups, sp.hd, sp.block, sp.k_sel));
+  const gpu::AttnArgs a =
+      gpu::attn_args(s->sp, {s->q.get(), HD, s->T, s->pos0}, s->cache, dense ? nullptr : s->blocks.get(), s->out.get(),
+                     HD, {s->attn_ws.get(), s->attn_ws.size()});
+  oc.run = [s, a, dense](gpu::Stream st) { dense ? gpu::dense_attn(a, st) : gpu::sparse_attn(a, st); };
+  oc.check = [s, sp, HD, dense, run = oc.run] {
     gpu::fill_bytes(s->out.get(), 0xff, s->out.size() * 2);
     run(nullptr);
-    const std::vector<int32_t> blocks = s->blocks.download();
+    const std::vector<int32_t> blocks = dense ? std::vector<int32_t>() : s->blocks.download();
     const std::vector<Mat> K = host_heads(s->rk, s->N, sp.groups, sp.hd), V = host_heads(s->rv, s->N, sp.groups, sp.hd);
     CheckResult res{true, ""};
     for (auto [r0, r1] : bands(s->T)) {
       const Mat q = host(s->rq, HD, r0, r1 - r0, 0, HD);
-      const ref::Selection sel = selection_rows(blocks, r0, r1, sp.groups, sp.k_sel);
       const int64_t p0 = s->pos0 + r0;
-      res = both(res, gate("sparse/attn/out", ref::sparse_attn(q, p0, K, V, sel, sp.block, sp.tau, ref::f64()),
-                           ref::sparse_attn(q, p0, K, V, sel, sp.block, sp.tau, ref::peer()),
+      const auto ref_of = [&](const ref::Num& num) {
+        if (dense) return ref::dense_attn(q, p0, K, V, sp.hd, sp.tau, num);
+        return ref::sparse_attn(q, p0, K, V, selection_rows(blocks, r0, r1, sp.groups, sp.k_sel), sp.block, sp.tau,
+                                num);
+      };
+      res = both(res, gate("sparse/attn/out", ref_of(ref::f64()), ref_of(ref::peer()),
                            download(s->out.get(), HD, r0, r1 - r0, 0, HD)));
     }
     return res;
@@ -295,19 +311,8 @@ OpCase select_blocks_case(const std::string& op, int64_t N, uint64_t seed) {
   if (op == "select_blocks.decode.fine") s->sel.geometry = gpu::SelectArgs::Geometry::fine;
   const ref::SelectParams sp = s->sp;
   const int64_t HD = int64_t(sp.heads) * sp.hd;
-  OpCase oc;
-  oc.op = op;
-  oc.shape = sparse_shape(*s);
-  oc.tolerance = "sparse/select/blocks";
-  oc.context = N;
-  const double s1 = reports::sum_visible_windows(s->pos0, N, sp.kernel, sp.stride);
-  const double s2 = reports::sum_visible_windows(s->pos0, N, 4 * sp.kernel, 4 * sp.stride);
-  const double blocks = reports::sum_causal_blocks(s->pos0, N, sp.block);
-  oc.flops = double(sp.heads) * 2 * sp.hd * (s1 + s2);
-  oc.exps = double(sp.heads) * (s1 + s2);
-  // pooled keys written and read by top-k, the compressed keys once per 16-query tile (once for a lone query), q read
-  oc.bytes = double(sp.groups) * blocks * 2 * 2 +
-             std::ceil(double(s->T) / 16) * double(s->cap1 + s->cap2) * sp.groups * sp.hd * 2 + double(s->T) * HD * 2;
+  OpCase oc = case_of(op, sparse_shape(*s), "sparse/select/blocks", N,
+                      cost::select_blocks(s->pos0, N, sp.heads, sp.groups, sp.hd, sp.kernel, sp.stride, sp.block));
   oc.run = [s](gpu::Stream st) {
     gpu::SelectArgs a = s->sel;
     a.scores = nullptr;
@@ -339,7 +344,9 @@ OpCase select_blocks_case(const std::string& op, int64_t N, uint64_t seed) {
       const ref::Selection rpe = ref::select_blocks(q, s->pos0 + r0, K1, K2, sp, NB, true, ref::peer());
       const Tap sc{{n, G, NB}, r64.scores, false, 0};
       const std::vector<int32_t> gb(blocks.begin() + r0 * G * Ks, blocks.begin() + r1 * G * Ks);
-      auto ids = [&](const std::vector<int32_t>& v) { return Tap{{n, G, Ks}, std::vector<double>(v.begin(), v.end()), true, 0}; };
+      auto ids = [&](const std::vector<int32_t>& v) {
+        return Tap{{n, G, Ks}, std::vector<double>(v.begin(), v.end()), true, 0};
+      };
       const SelectionReport rep = compare_selection("/op/sparse/select/blocks", ids(r64.blocks), ids(gb), &sc, band);
       res.pass = res.pass && rep.pass();
       res.report += fmt::format("rows {}..{}: {} of {} rows differ, {} in band, {} out of band\n", r0, r1 - 1,
@@ -358,22 +365,15 @@ OpCase select_blocks_case(const std::string& op, int64_t N, uint64_t seed) {
   return oc;
 }
 
-OpCase compress_k_case(int64_t N, uint64_t seed) {
+OpCase compress_k_case(const std::string& /*op*/, int64_t N, uint64_t seed) {
   auto s = sparse_data(N, seed);
   const ref::SelectParams sp = s->sp;
-  OpCase oc;
-  oc.op = "compress_k";
-  oc.shape = fmt::format("T={} pos0={} G={} hd={} (K1 and K2)", s->T, s->pos0, sp.groups, sp.hd);
-  oc.tolerance = "sparse/compress_k/k1";
-  oc.context = N;
-  // each new key read kernel/stride = 2 times per window kind; the new windows written
-  const double n1 = double(s->cap1 - ref::n_windows(s->pos0, sp.kernel, sp.stride));
-  const double n2 = double(s->cap2 - ref::n_windows(s->pos0, 4 * sp.kernel, 4 * sp.stride));
-  oc.bytes = double(sp.groups) * sp.hd * 2 * (4.0 * double(s->T) + n1 + n2);
-  oc.flops = double(sp.groups) * sp.hd * (32.0 * n1 + 128.0 * n2);
+  OpCase oc = case_of("compress_k", fmt::format("T={} pos0={} G={} hd={} (K1 and K2)", s->T, s->pos0, sp.groups, sp.hd),
+                      "sparse/compress_k/k1", N, cost::compress_k(double(s->T), double(sp.groups) * sp.hd));
   oc.run = [s, sp](gpu::Stream st) {
     gpu::compress_k(s->K.get(), s->N, sp.groups, sp.hd, s->pos0, s->N, sp.kernel, sp.stride, s->K1.get(), s->cap1, st);
-    gpu::compress_k(s->K.get(), s->N, sp.groups, sp.hd, s->pos0, s->N, 4 * sp.kernel, 4 * sp.stride, s->K2.get(), s->cap2, st);
+    gpu::compress_k(s->K.get(), s->N, sp.groups, sp.hd, s->pos0, s->N, 4 * sp.kernel, 4 * sp.stride, s->K2.get(),
+                    s->cap2, st);
   };
   oc.check = [s, sp, run = oc.run] {
     run(nullptr);
@@ -386,9 +386,12 @@ OpCase compress_k_case(int64_t N, uint64_t seed) {
       if (hi <= lo) continue;
       Mat r64(sp.groups * (hi - lo), sp.hd), rpe = r64, got = r64;
       for (int g = 0; g < sp.groups; ++g) {
-        r64.middleRows(g * (hi - lo), hi - lo) = ref::compress_k(K[size_t(g)], s->N, kernel, stride, ref::f64()).middleRows(lo, hi - lo);
-        rpe.middleRows(g * (hi - lo), hi - lo) = ref::compress_k(K[size_t(g)], s->N, kernel, stride, ref::peer()).middleRows(lo, hi - lo);
-        got.middleRows(g * (hi - lo), hi - lo) = download((kind ? s->K2 : s->K1).get(), sp.hd, g * cap + lo, hi - lo, 0, sp.hd);
+        r64.middleRows(g * (hi - lo), hi - lo) =
+            ref::compress_k(K[size_t(g)], s->N, kernel, stride, ref::f64()).middleRows(lo, hi - lo);
+        rpe.middleRows(g * (hi - lo), hi - lo) =
+            ref::compress_k(K[size_t(g)], s->N, kernel, stride, ref::peer()).middleRows(lo, hi - lo);
+        got.middleRows(g * (hi - lo), hi - lo) =
+            download((kind ? s->K2 : s->K1).get(), sp.hd, g * cap + lo, hi - lo, 0, sp.hd);
       }
       res = both(res, gate(kind ? "sparse/compress_k/k2" : "sparse/compress_k/k1", r64, rpe, got));
     }
@@ -405,7 +408,7 @@ struct Elem {
   gpu::Buffer<float> inv_freq;
 };
 
-OpCase rope_case(int64_t N, uint64_t seed) {
+OpCase rope_case(const std::string& /*op*/, int64_t N, uint64_t seed) {
   const ModelConfig& c = full_config();
   const int H = c.lightning_nh, hd = c.lightning_head_dim;
   const int64_t Ld = c.lightning_dim(), T = std::min(kChunk, N), pos0 = N - T;
@@ -419,13 +422,8 @@ OpCase rope_case(int64_t N, uint64_t seed) {
   const ref::RopeTable tab = ref::rope_table(hd, c.rope_theta, ref::RopeAngles::Fp32);
   s->inv_freq = gpu::to_device(tab.inv_freq32, "rope inv_freq");
   const float eps = float(c.rms_norm_eps);
-  OpCase oc;
-  oc.op = "rope";
-  oc.shape = shape_of(T, fmt::format("pos0={} H={} hd={} (q-norm + RoPE, in place)", pos0, H, hd));
-  oc.tolerance = "lightning/qk_rope/q";
-  oc.context = N;
-  oc.bytes = double(T) * Ld * 2 * 2;
-  oc.flops = double(T) * Ld * 10;
+  OpCase oc = case_of("rope", shape_of(T, fmt::format("pos0={} H={} hd={} (q-norm + RoPE, in place)", pos0, H, hd)),
+                      "lightning/qk_rope/q", N, cost::rope(double(T), double(Ld)));
   oc.run = [s, T, Ld, H, hd, eps, pos0](gpu::Stream st) {
     gpu::rope(s->x.get(), Ld, T, H, hd, s->w.get(), eps, pos0, s->inv_freq.get(), st);
   };
@@ -465,13 +463,8 @@ OpCase norm_case(const std::string& op, int64_t N, uint64_t seed) {
   fill(s->z.get(), T * D, rb);
   fill(s->w.get(), D, rw);
   const float eps = float(c.rms_norm_eps), scale = float(c.residual_scale());
-  OpCase oc;
-  oc.op = op;
-  oc.shape = shape_of(T, fmt::format("D={}", D));
-  oc.tolerance = res_op ? "residual/h" : "input_norm/out";
-  oc.context = N;
-  oc.bytes = double(T) * D * 2 * (res_op ? 4 : 2);
-  oc.flops = double(T) * D * (res_op ? 6 : 4);
+  OpCase oc = case_of(op, shape_of(T, fmt::format("D={}", D)), res_op ? "residual/h" : "input_norm/out", N,
+                      res_op ? cost::residual(double(T), D, true) : cost::rmsnorm(double(T), D));
   oc.run = [s, T, D, eps, scale, res_op](gpu::Stream st) {
     if (res_op) gpu::residual(s->x.get(), s->z.get(), T, D, scale, s->w.get(), eps, s->y.get(), st);
     else gpu::rmsnorm(s->x.get(), D, s->w.get(), T, D, eps, s->y.get(), D, st);
@@ -498,11 +491,11 @@ OpCase norm_case(const std::string& op, int64_t N, uint64_t seed) {
   return oc;
 }
 
-// gate (x * sigmoid(z)) and mlp_act (silu(g) * u): two inputs of one width, one output
-// gate and mlp_act on an [x | z] row pair; rmsnorm_gate: the Lightning o_norm then gate, fused
+// gate (x * sigmoid(z)) and mlp (silu(g) * u) on an [x | z] row pair: two inputs of one width, one output;
+// gate.rmsnorm: the Lightning o_norm then the gate, fused (rmsnorm_gate)
 OpCase pair_case(const std::string& op, int64_t N, uint64_t seed) {
   const ModelConfig& c = full_config();
-  const bool mlp = op == "mlp_act", norm = op == "rmsnorm_gate";
+  const bool mlp = op == "mlp", norm = op == "gate.rmsnorm";
   const float eps = float(c.rms_norm_eps);
   const int n = mlp ? c.intermediate_size : int(c.lightning_dim());
   const int64_t T = std::min(kChunk, N);
@@ -517,17 +510,12 @@ OpCase pair_case(const std::string& op, int64_t N, uint64_t seed) {
     s->w = gpu::Buffer<bf16_t>(size_t(n), "norm weight");
     fill(s->w.get(), n, rw);
   }
-  OpCase oc;
-  oc.op = op;
-  oc.shape = shape_of(T, fmt::format("n={}", n));
-  oc.tolerance = mlp ? "mlp/act" : "lightning/gate/out";
-  oc.context = N;
-  oc.bytes = double(T) * n * 2 * 3;
-  oc.flops = double(T) * n * 4;
-  oc.exps = double(T) * n;
+  OpCase oc = case_of(op, shape_of(T, fmt::format("n={}", n)), mlp ? "mlp/act" : "lightning/gate/out", N,
+                      mlp ? cost::mlp(double(T), n) : cost::gate(double(T), n));
   oc.run = [s, T, n, mlp, norm, eps](gpu::Stream st) {
     if (mlp) gpu::mlp_act(s->x.get(), T, n, s->y.get(), st);
-    else if (norm) gpu::rmsnorm_gate(s->x.get(), 2 * n, s->w.get(), s->x.get() + n, 2 * n, T, n, eps, s->y.get(), n, nullptr, st);
+    else if (norm)
+      gpu::rmsnorm_gate(s->x.get(), 2 * n, s->w.get(), s->x.get() + n, 2 * n, T, n, eps, s->y.get(), n, nullptr, st);
     else gpu::gate(s->x.get(), 2 * n, s->x.get() + n, 2 * n, T, n, s->y.get(), n, st);
   };
   oc.check = [s, rx, rw, T, n, mlp, norm, eps, run = oc.run] {
@@ -552,24 +540,28 @@ OpCase pair_case(const std::string& op, int64_t N, uint64_t seed) {
   return oc;
 }
 
-// ---- GEMMs of one layer over a chunk (gemm.*), and the single-token GEMVs of decode (gemv.*: the custom kernel;
-// gemv.*.cublas: cuBLAS on the same shape, for the side-by-side measurement) ----
+// ---- the projections of one layer over a chunk (linear.<site>), and the single-token GEMVs of decode
+// (linear.<site>.decode: the custom kernel; .decode.cublas: cuBLAS on the same shape, for the side-by-side
+// measurement); logits: the lm_head GEMV of the last position (logits.cublas likewise) ----
+// linear.mlp_gate_up.decode.act: the gate|up GEMV with the mlp activation fused (decode's path, gemv_mlp_act);
+// linear.o_proj.decode.gate: the Lightning o_proj GEMV with o_norm and the z gate in its prologue (gemv_gate).
 OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   const ModelConfig& c = full_config();
   const int D = c.hidden_size, I = c.intermediate_size, Ld = int(c.lightning_dim());
-  const bool gemv = op.rfind("gemv.", 0) == 0, cublas = gemv && op.size() > 7 && op.substr(op.size() - 7) == ".cublas";
-  const std::string shape_name = op.substr(5, cublas ? op.size() - 12 : std::string::npos);
-  int in = D, out = 4 * Ld;
+  const bool logits = op.rfind("logits", 0) == 0;
+  auto ends = [&](const char* tail) {
+    const std::string t = tail;
+    return op.size() > t.size() && op.compare(op.size() - t.size(), t.size(), t) == 0;
+  };
+  const bool gemv = logits || op.find(".decode") != std::string::npos, cublas = ends(".cublas");
+  const bool act = ends(".act"), gated = ends(".gate");
+  const std::string site = logits ? "lm_head" : op.substr(7, op.find('.', 7) - 7);  // after "linear."
+  int in = D, out = 4 * Ld;  // qkvz: the Lightning q|k|v|z projection
   const char* tol = "lightning/proj/q";
-  if (shape_name == "mlp_gate_up") out = 2 * I, tol = "mlp/out";
-  if (shape_name == "mlp_down") in = I, out = D, tol = "mlp/out";
-  if (shape_name == "o_proj") in = Ld, out = D, tol = "lightning/o_proj/out";
-  if (shape_name == "lm_head") out = c.vocab_size, tol = "final/logits";
-  const bool act = shape_name == "mlp_act";  // gemv.mlp_act: the gate|up GEMV with mlp_act fused (decode's path)
-  if (act) out = 2 * I, tol = "mlp/act";
-  // gemv.o_proj_gate: the Lightning o_proj GEMV with o_norm and the z gate in its prologue (decode's path, gemv_gate)
-  const bool gated = shape_name == "o_proj_gate";
-  if (gated) in = Ld, out = D, tol = "lightning/o_proj/out";
+  if (site == "mlp_gate_up") out = 2 * I, tol = act ? "mlp/act" : "mlp/out";
+  if (site == "mlp_down") in = I, out = D, tol = "mlp/out";
+  if (site == "o_proj") in = Ld, out = D, tol = "lightning/o_proj/out";
+  if (site == "lm_head") out = c.vocab_size, tol = "final/logits";
   const int64_t T = gemv ? 1 : std::min(kChunk, N);
   struct S {
     std::unique_ptr<gpu::Blas> blas;  // bound to the stream of the last run (cuBLAS launches on its handle's stream)
@@ -592,13 +584,11 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
     fill(s->wn.get(), in, rn);
   }
   const float eps = float(c.rms_norm_eps);
-  OpCase oc;
-  oc.op = op;
-  oc.shape = shape_of(T, fmt::format("in={} out={}", in, out));
-  oc.tolerance = tol;
-  oc.context = N;
-  oc.flops = 2.0 * double(T) * in * out;
-  oc.bytes = double(out) * in * 2 + double(T) * (in + n_y) * 2 + (gated ? double(in) * 4 : 0.0);
+  // the fused forms write n_y (act: silu(g) * u alone) and read the gate's z and norm weight besides
+  OpCase oc = case_of(op, shape_of(T, fmt::format("in={} out={}", in, out)), tol, N, {});
+  oc.work = logits ? cost::logits(double(T), out, in, 2.0 * out * in)
+                   : cost::linear(double(T), double(in) * out, double(in) + n_y, 2.0 * out * in);
+  if (gated) oc.work.bytes += double(in) * 4;
   oc.run = [s, T, in, out, cublas, act, gated, eps](gpu::Stream st) {
     if (act) return gpu::gemv_mlp_act(s->W.get(), s->x.get(), in, out / 2, s->y.get(), 1.0f, st);
     if (gated) {
@@ -647,41 +637,69 @@ OpCase gemm_case(const std::string& op, int64_t N, uint64_t seed) {
   return oc;
 }
 
+// Every case, by name, with the function that makes it: the one list of cases, in the registry's op order.
+using Maker = OpCase (*)(const std::string& op, int64_t context, uint64_t seed);
+const std::vector<std::pair<std::string, Maker>>& cases() {
+  static const std::vector<std::pair<std::string, Maker>> c = {
+      {"embed", embed_case},
+      {"linear.qkvz", gemm_case},
+      {"linear.mlp_gate_up", gemm_case},
+      {"linear.mlp_down", gemm_case},
+      {"linear.o_proj", gemm_case},
+      {"linear.qkvz.decode", gemm_case},
+      {"linear.qkvz.decode.cublas", gemm_case},
+      {"linear.mlp_gate_up.decode", gemm_case},
+      {"linear.mlp_gate_up.decode.cublas", gemm_case},
+      {"linear.mlp_down.decode", gemm_case},
+      {"linear.mlp_down.decode.cublas", gemm_case},
+      {"linear.o_proj.decode", gemm_case},
+      {"linear.o_proj.decode.cublas", gemm_case},
+      {"linear.mlp_gate_up.decode.act", gemm_case},
+      {"linear.o_proj.decode.gate", gemm_case},
+      {"rmsnorm", norm_case},
+      {"rope", rope_case},
+      {"gla", gla_case},
+      {"compress_k", compress_k_case},
+      {"select_blocks", select_blocks_case},
+      {"select_blocks.mma", select_blocks_case},
+      {"select_blocks.decode", select_blocks_case},
+      {"select_blocks.decode.coarse", select_blocks_case},
+      {"select_blocks.decode.fine", select_blocks_case},
+      {"sparse_attn", attention_case},
+      {"sparse_attn.decode", attention_case},
+      {"dense_attn", attention_case},
+      {"gate", pair_case},
+      {"gate.rmsnorm", pair_case},
+      {"mlp", pair_case},
+      {"residual", norm_case},
+      {"logits", gemm_case},
+      {"logits.cublas", gemm_case},
+  };
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& op_names() {
-  static const std::vector<std::string> names = {"gla",      "sparse_attn", "select_blocks", "select_blocks.mma", "compress_k",
-                                                 "rope",     "rmsnorm",     "residual",      "gate",
-                                                 "mlp_act",  "gemm.qkvz",   "gemm.mlp_gate_up", "gemm.mlp_down",
-                                                 "gemm.o_proj", "gemv.qkvz", "gemv.qkvz.cublas", "gemv.mlp_gate_up",
-                                                 "gemv.mlp_gate_up.cublas", "gemv.mlp_down", "gemv.mlp_down.cublas",
-                                                 "gemv.lm_head", "gemv.lm_head.cublas", "gemv.mlp_act",
-                                                 "gemv.o_proj", "gemv.o_proj.cublas", "gemv.o_proj_gate",
-                                                 "select_blocks.decode", "select_blocks.decode.coarse", "select_blocks.decode.fine",
-                                                 "sparse_attn.decode", "rmsnorm_gate"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& [name, make] : cases()) n.push_back(name);
+    return n;
+  }();
   return names;
 }
 
+std::string base_op(const std::string& name) { return name.substr(0, name.find('.')); }
+
 OpCase make_case(const std::string& op, int64_t context, uint64_t seed) {
-  if (op == "gla") return gla_case(context, seed);
-  if (op == "sparse_attn" || op == "sparse_attn.decode") return sparse_attn_case(context, seed, op != "sparse_attn");
-  if (op == "select_blocks" || op == "select_blocks.mma" || op.rfind("select_blocks.decode", 0) == 0)
-    return select_blocks_case(op, context, seed);
-  if (op == "compress_k") return compress_k_case(context, seed);
-  if (op == "rope") return rope_case(context, seed);
-  if (op == "rmsnorm" || op == "residual") return norm_case(op, context, seed);
-  if (op == "gate" || op == "mlp_act" || op == "rmsnorm_gate") return pair_case(op, context, seed);
-  if (op.rfind("gemm.", 0) == 0 || op.rfind("gemv.", 0) == 0) return gemm_case(op, context, seed);
-  fail("op case '{}': unknown (known: gla, sparse_attn, select_blocks and their .decode, select_blocks.mma, "
-       "select_blocks.decode.coarse and .fine, compress_k, rope, rmsnorm, residual, gate, "
-       "mlp_act, rmsnorm_gate, gemm.qkvz, gemm.mlp_gate_up, gemm.mlp_down, gemm.o_proj, gemv.* and gemv.*.cublas of "
-       "qkvz, mlp_gate_up, mlp_down, lm_head, o_proj, and gemv.mlp_act, gemv.o_proj_gate)",
-       op);
+  for (const auto& [name, make] : cases())
+    if (name == op) return make(op, context, seed);
+  fail("op case '{}': unknown; known: {}", op, fmt::join(op_names(), ", "));
 }
 
 double floor_seconds(const OpCase& c) {
   static const reports::HwProfile hw = reports::load_hw("h200");
-  return std::max({c.flops / hw.bf16_flops, c.bytes / hw.bandwidth, c.exps / hw.exp_per_s});
+  return std::max({c.work.flops / hw.bf16_flops, c.work.bytes / hw.bandwidth, c.work.exps / hw.exp_per_s});
 }
 
 }  // namespace salasim::bench

@@ -61,15 +61,17 @@ void run_case(benchmark::State& state, const std::string& op, int64_t context) {
   state.counters["median_ms"] = median;
   state.counters["floor_ms"] = floor_ms;
   state.counters["floor_frac"] = median > 0 ? floor_ms / median : 0;
-  state.counters["FLOP/s"] = median > 0 ? c.flops / (median * 1e-3) : 0;
-  state.counters["bytes/s"] = median > 0 ? c.bytes / (median * 1e-3) : 0;
+  state.counters["FLOP/s"] = median > 0 ? c.work.flops / (median * 1e-3) : 0;
+  state.counters["bytes/s"] = median > 0 ? c.work.bytes / (median * 1e-3) : 0;
   state.SetLabel(c.shape);
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   cudaStreamDestroy(s);
 }
 
-std::string context_name(int64_t n) { return n % (1 << 20) == 0 ? std::to_string(n >> 20) + "M" : std::to_string(n >> 10) + "K"; }
+std::string context_name(int64_t n) {
+  return n % (1 << 20) == 0 ? std::to_string(n >> 20) + "M" : std::to_string(n >> 10) + "K";
+}
 
 }  // namespace
 
@@ -93,9 +95,10 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> contexts = {int64_t(16) << 10, int64_t(256) << 10, int64_t(1) << 20};
   for (const std::string& op : salasim::bench::op_names()) {
     // ops whose work depends on the context run at every length; the rest process one 16K-token prefill chunk
-    const bool by_context = op == "gla" || op == "sparse_attn" || op.rfind("select_blocks", 0) == 0 || op == "compress_k";
+    const std::string base = salasim::bench::base_op(op);
+    const bool by_context = base == "gla" || op == "sparse_attn" || base == "select_blocks" || base == "compress_k";
     // a decode step's sparse ops (one query) at the run lengths, where the context is all that changes
-    const bool decode = op.find(".decode") != std::string::npos;
+    const bool decode = (base == "select_blocks" || base == "sparse_attn") && op.find(".decode") != std::string::npos;
     const std::vector<int64_t> decode_contexts = {int64_t(64) << 10, int64_t(1) << 20, int64_t(2) << 20};
     for (int64_t n : decode ? decode_contexts : contexts) {
       if (!by_context && !decode && n != contexts.front()) continue;

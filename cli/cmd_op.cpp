@@ -1,5 +1,5 @@
 // `salasim op NAME --in X.h5 --out Y.h5 [--backend reference|peer|gpu]`: one op of reference/ops.hpp on tensors a user
-// provides (docs/op.md). The op table (compare/op_table.hpp) names each op's datasets, shapes, dtypes and attributes
+// provides (docs/op.md). The op registry (ops/op.hpp) names each op's datasets, shapes, dtypes and attributes
 // for --help and for the checks; the output is a tap dump (docs/formats.md) whose datasets are named as the model's
 // taps, so `salasim diff` compares the outputs of two backends with the tolerance table. `salasim op NAME --random`
 // and `salasim op --sweep` run generated cases (scenarios/op_sweep.hpp) and print their verdicts.
@@ -14,6 +14,7 @@
 #include "compare/h5_inputs.hpp"
 #include "compare/hdf5_io.hpp"
 #include "compare/metrics.hpp"
+#include "compare/op_table.hpp"
 #include "model/error.hpp"
 #include "model/output_file.hpp"
 #include "scenarios/op_backends.hpp"
@@ -209,7 +210,7 @@ void add_op(CLI::App& app, Run& run) {
     if (!sw->sweep) return refuse(run, "salasim op: name an op (salasim op --help lists them) or give --sweep");
     run = [sw] { return run_sweep(*sw); };
   });
-  for (const op::OpSpec& spec : op::op_table()) {
+  for (const op::OpSpec& spec : op::registry()) {
     auto a = std::make_shared<OpArgs>();
     CLI::App* s = c->add_subcommand(spec.name, spec.summary);
     s->add_option("--in", a->in, "HDF5 file with the op's input datasets and attributes (or --random)");

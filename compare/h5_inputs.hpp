@@ -8,28 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "ops/inputs.hpp"
+
 namespace salasim {
-
-struct InputDataset {
-  std::vector<int64_t> shape;
-  std::string type;  // "float32", "int64", "uint8", "string", ... (compare/h5_util.hpp type_name)
-  bool floating = false, integer = false;
-  std::vector<double> data;  // row-major; filled after the header check, float and integer datasets only
-};
-
-struct InputAttr {
-  bool number = false;   // else a string
-  bool integer = false;  // a number stored as an integer type
-  double value = 0;
-  std::string text;
-};
-
-struct InputFile {
-  std::string path;
-  std::map<std::string, InputDataset> datasets;  // the named datasets present at the root
-  std::map<std::string, InputAttr> attrs;        // the named root attributes present
-  std::vector<std::string> unlisted;             // other root objects and attributes, as "dataset 'x'" (at most 8)
-};
 
 // Reads the root datasets `datasets` and root attributes `attrs` that exist in `path` (those missing are left out of
 // the result; the caller says which it needs). `check_headers` sees shapes, types and attributes before any data is

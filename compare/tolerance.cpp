@@ -1,4 +1,6 @@
 // The one tolerance table (docs/design.md "Numerics and tolerance policy"), the gate arithmetic and the table printer.
+// The rows are the tap kinds the op registry declares (each op's definition, ops/<name>.cpp, gives a kind's stored
+// precision, gate and reason); the numbers are this file's, the same policy for every row.
 //
 // Numbers shared by every float row, and why:
 // - mult 2: flash-attention's policy: a kernel's error against the fp32/fp64 truth may be at most twice the error
@@ -27,6 +29,7 @@
 #include <limits>
 
 #include "model/error.hpp"
+#include "ops/op.hpp"
 
 namespace salasim {
 
@@ -41,51 +44,23 @@ constexpr double kMaxFloor = 2 * kBf16MaxRounding;
 // Block scores are bf16 (one ulp is 2^-8..2^-7 relative); 4 ulps at the top of a binade.
 constexpr double kTieBand = 4 * 0x1p-7;
 
-ToleranceRow float_row(const char* kind, const char* stored, const char* reason) {
-  return ToleranceRow{kind, stored, Gate::Float, kPeerMult, kPeerMaxMult, kRmsFloor, kMaxFloor, false, 0.0, reason};
+// A tap kind's row: the policy's numbers above for its gate, its precision and reason from the op that declares it.
+ToleranceRow row_of(const op::TapDef& t) {
+  ToleranceRow r{t.kind, t.stored, Gate::Float, kPeerMult, kPeerMaxMult, kRmsFloor, kMaxFloor, false, 0.0, t.reason};
+  if (t.gate == op::TapGate::FloatInf) r.inf_must_match = true;
+  if (t.gate == op::TapGate::Selection) {
+    r.gate = Gate::Selection;
+    r.mult = r.max_mult = r.rms_floor = r.max_floor = 0;
+    r.tie_band = kTieBand;
+  }
+  return r;
 }
 
+// One row per tap kind of the registry (ops/op.hpp), in its order: each op's kinds together.
 ToleranceTable make_table() {
-  ToleranceTable t = {
-      float_row("embed/out", "bf16", "E[x]*12 rounded once; the peer is nearly exact, so the floor carries the gate"),
-      float_row("input_norm/out", "bf16", "RMSNorm: fp32 mean of squares, x*rsqrt*w rounded once to bf16 (the GPU kernel and the peer alike)"),
-      float_row("post_norm/out", "bf16", "RMSNorm as input_norm, after the mixer's residual add"),
-      float_row("residual/mid", "bf16", "h + s*mixer rounded to bf16: carries the whole stack's error, as the peer's does"),
-      float_row("residual/h", "bf16", "h + s*mlp at the layer's end: the running error of the stack, gated against the peer's"),
-      float_row("mlp/act", "bf16", "silu(W_gate b) * (W_up b): two fp32-accumulated GEMMs, each rounded, then the product"),
-      float_row("mlp/out", "bf16", "down projection: fp32 accumulation over the MLP width (the longest sum of the model)"),
-      float_row("final/norm", "bf16", "final RMSNorm of the last residual"),
-      float_row("final/logits", "bf16", "W_lm (h/16) rounded to bf16; the max-err gate matters: one wrong logit can move the argmax"),
-
-      float_row("lightning/proj/q", "bf16", "GEMM W_q a, fp32 accumulation over the hidden size, bf16 out"),
-      float_row("lightning/proj/k", "bf16", "GEMM W_k a, fp32 accumulation over the hidden size, bf16 out"),
-      float_row("lightning/proj/v", "bf16", "GEMM W_v a, fp32 accumulation over the hidden size, bf16 out"),
-      float_row("lightning/proj/z", "bf16", "GEMM W_z a (output gate, pre-sigmoid), fp32 accumulation, bf16 out"),
-      float_row("lightning/qk_rope/q", "bf16", "per-head q-norm then RoPE in fp32 with fp32 angles (docs/spec.md §2.1), bf16 out"),
-      float_row("lightning/qk_rope/k", "bf16", "per-head k-norm then RoPE in fp32 with fp32 angles (docs/spec.md §2.1), bf16 out"),
-      float_row("lightning/gla/out", "fp32", "GLA output in fp32 from bf16 q/k/v: the inputs' bf16 error dominates"),
-      float_row("lightning/gla/state", "fp32", "fp32 128x128 state per head, a decayed sum over every token of bf16 k, v"),
-      float_row("lightning/o_norm/out", "bf16", "GLA output cast to bf16, RMSNorm over all heads' features jointly"),
-      float_row("lightning/gate/out", "bf16", "o_norm(o) * sigmoid(z), rounded to bf16"),
-      float_row("lightning/o_proj/out", "bf16", "GEMM W_o o, fp32 accumulation, bf16 out"),
-
-      float_row("sparse/proj/q", "bf16", "GEMM W_q a, fp32 accumulation over the hidden size, bf16 out"),
-      float_row("sparse/proj/k", "bf16", "GEMM W_k a (2 kv heads), fp32 accumulation, bf16 out"),
-      float_row("sparse/proj/v", "bf16", "GEMM W_v a (2 kv heads), fp32 accumulation, bf16 out"),
-      float_row("sparse/proj/g", "bf16", "GEMM W_gate a (o_gate, pre-sigmoid), fp32 accumulation, bf16 out"),
-      float_row("sparse/compress_k/k1", "bf16", "mean of 32 bf16 keys (stride 16), fp32 accumulation, bf16 out (docs/spec.md §4.2)"),
-      float_row("sparse/compress_k/k2", "bf16", "mean of 128 bf16 keys (stride 64), fp32 accumulation, bf16 out (docs/spec.md §4.2)"),
-      ToleranceRow{"sparse/select/scores", "bf16", Gate::Float, kPeerMult, kPeerMaxMult, kRmsFloor, kMaxFloor, true, 0.0,
-                   "max-pooled block scores, bf16 of an fp32 16-head sum; +inf (forced) and -inf (future) must match "
-                   "exactly, finite scores are gated"},
-      ToleranceRow{"sparse/select/blocks", "int32", Gate::Selection, 0.0, 0.0, 0.0, 0.0, false, kTieBand,
-                   "top-96 blocks per (query, kv group), compared as sets; a swap is a tie within 4 bf16 ulps "
-                   "(2^-5) of the boundary score: another fp32 order of the 16-head sum and bf16 q, K1 move a "
-                   "score by a few ulps"},
-      float_row("sparse/attn/out", "bf16", "softmax attention in fp32 over the reference's selection (teacher-forced), bf16 out"),
-      float_row("sparse/gate/out", "bf16", "attn * sigmoid(g), rounded to bf16"),
-      float_row("sparse/o_proj/out", "bf16", "GEMM W_o attn, fp32 accumulation, bf16 out"),
-  };
+  ToleranceTable t;
+  for (const op::OpSpec& s : op::registry())
+    for (const op::TapDef& k : s.taps) t.push_back(row_of(k));
   return t;
 }
 
@@ -104,9 +79,10 @@ const ToleranceTable& tolerance_table() {
 const ToleranceRow& tolerance_row(const ToleranceTable& table, std::string_view kind) {
   for (const ToleranceRow& r : table)
     if (r.kind == kind) return r;
-  fail("tap kind '{}' has no row in the tolerance table (compare/tolerance.cpp): every tap needs a row with its "
-       "numbers and a reason",
-       kind);
+  fail(
+      "tap kind '{}' has no row in the tolerance table (compare/tolerance.cpp): every tap needs a row with its "
+      "numbers and a reason",
+      kind);
 }
 
 GateResult apply_gate(double err, double peer_err, double mult, double floor) {
@@ -114,10 +90,8 @@ GateResult apply_gate(double err, double peer_err, double mult, double floor) {
   g.err = err;
   g.peer_err = peer_err;
   g.allowed = mult * peer_err + floor;
-  if (g.allowed > 0)
-    g.ratio = err / g.allowed;
-  else
-    g.ratio = err == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  if (g.allowed > 0) g.ratio = err / g.allowed;
+  else g.ratio = err == 0 ? 0.0 : std::numeric_limits<double>::infinity();
   g.pass = err <= g.allowed;  // false for a NaN err or a NaN allowance
   return g;
 }
@@ -131,8 +105,8 @@ std::string format_tolerance_table(const ToleranceTable& table) {
                          fmt::format("{:g}", r.mult), number(r.rms_floor), fmt::format("{:g}", r.max_mult),
                          number(r.max_floor), "-", r.reason);
     else
-      out += fmt::format("{:<22} {:<6} {:<9} {:>4} {:>9} {:>8} {:>9} {:>9}  {}\n", r.kind, r.stored, "selection", "-", "-",
-                         "-", "-", number(r.tie_band), r.reason);
+      out += fmt::format("{:<22} {:<6} {:<9} {:>4} {:>9} {:>8} {:>9} {:>9}  {}\n", r.kind, r.stored, "selection", "-",
+                         "-", "-", "-", number(r.tie_band), r.reason);
   }
   return out;
 }

@@ -179,7 +179,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
-  const op::OpSpec& s = op::op_table()[data[0] % op::op_table().size()];
+  const op::OpSpec& s = op::registry()[data[0] % op::registry().size()];
   const bool peer = data[1] & 2;
   if (data[1] % 2 == 0) read_and_run(s, fuzz::write_scratch("op_raw.h5", data + 2, size - 2), true, peer);
   else read_and_run(s, build_file(s, Bytes{data + 2, size - 2}), false, peer);

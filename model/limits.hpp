@@ -56,9 +56,9 @@ constexpr FloatRange kScaleDepth{1e-3, 100, false, "the residual branch multipli
 constexpr FloatRange kInitializerRange{0, 1, false, "the std of the initial weights: 0.02 or 0.1"};
 // attention_dropout is a probability (0 at inference).
 constexpr FloatRange kAttentionDropout{0, 1, false, "a dropout probability"};
-// The scales of `salasim op` (compare/op_table.cpp) are the model's derived ones: a softmax or GLA output scale is
-// head_dim^-0.5 (1/64 .. 1/sqrt(2) for head dims 2 .. 4096); the residual branch scale is scale_depth / sqrt(layers).
-// The lower ends keep them normal fp32 numbers: a tau of 1e-300 is 0 on the GPU.
+// The scales of `salasim op` (the op definitions, ops/<name>.cpp) are the model's derived ones: a softmax or GLA output
+// scale is head_dim^-0.5 (1/64 .. 1/sqrt(2) for head dims 2 .. 4096); the residual branch scale is scale_depth /
+// sqrt(layers). The lower ends keep them normal fp32 numbers: a tau of 1e-300 is 0 on the GPU.
 constexpr FloatRange kHeadScale{1e-6, 1, false, "head_dim^-0.5 in the model"};
 constexpr FloatRange kResidualScale{1e-6, 100, false, "scale_depth / sqrt(layers) in the model"};
 // The logits are divided by hidden_size / dim_model_base, muP's width multiplier (16 here): a base wider than the

@@ -14,10 +14,7 @@ Mat lightning_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, st
   auto tap = [&](const char* name, const Mat& x) {
     if (taps) taps->put(L + name, x);
   };
-  Mat q = linear(a, W.q, num), k = linear(a, W.k, num), v = linear(a, W.v, num);
-  tap("proj/q", q);
-  tap("proj/k", k);
-  tap("proj/v", v);
+  auto [q, k, v] = project_qkv(a, W, L, taps, num);
   Mat z;
   if (c.use_output_gate) {
     z = linear(a, W.z, num);
@@ -47,13 +44,7 @@ Mat lightning_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, st
     o = rmsnorm(o, W.o_norm, c.rms_norm_eps, num);
     tap("o_norm/out", o);
   }
-  if (c.use_output_gate) {
-    o = gate(o, z, num);
-    tap("gate/out", o);
-  }
-  Mat y = linear(o, W.o, num);
-  tap("o_proj/out", y);
-  return y;
+  return gate_o_proj(o, z, c.use_output_gate, W.o, L, taps, num);
 }
 
 }  // namespace salasim::ref

@@ -17,6 +17,27 @@ RefModel::RefModel(const ModelConfig& c, std::shared_ptr<const RefWeights> weigh
       gla_state[size_t(l)].assign(size_t(c.lightning_nh), Mat::Zero(c.lightning_head_dim, c.lightning_head_dim));
 }
 
+Qkv project_qkv(const Mat& a, const LayerWeights& W, const std::string& prefix, TapRecorder* taps, const Num& num) {
+  Qkv p{linear(a, W.q, num), linear(a, W.k, num), linear(a, W.v, num)};
+  if (taps) {
+    taps->put(prefix + "proj/q", p.q);
+    taps->put(prefix + "proj/k", p.k);
+    taps->put(prefix + "proj/v", p.v);
+  }
+  return p;
+}
+
+Mat gate_o_proj(Mat x, const Mat& z, bool gated, const Mat& Wo, const std::string& prefix, TapRecorder* taps,
+                const Num& num) {
+  if (gated) {
+    x = gate(x, z, num);
+    if (taps) taps->put(prefix + "gate/out", x);
+  }
+  Mat y = linear(x, Wo, num);
+  if (taps) taps->put(prefix + "o_proj/out", y);
+  return y;
+}
+
 namespace {
 
 // One forward call over tokens at positions m.len .. m.len+T-1; `sparse` and `n_blocks` are the call's rule.
@@ -49,7 +70,8 @@ Mat forward(RefModel& m, const std::vector<int32_t>& tokens, bool sparse, int64_
   Mat hn = rmsnorm(h, m.w->final_norm, c.rms_norm_eps, num);
   if (taps) taps->put("final/norm", hn);
   Mat lg = logits(hn.bottomRows(1), m.w->lm_head, c.logit_divisor(), num);  // generation needs the last row only
-  if (taps && taps->wants("final/logits")) taps->replace("final/logits", Tap{{1, lg.cols()}, {lg.data(), lg.data() + lg.size()}});
+  if (taps && taps->wants("final/logits"))
+    taps->replace("final/logits", Tap{{1, lg.cols()}, {lg.data(), lg.data() + lg.size()}});
   m.len += int64_t(tokens.size());
   return lg;
 }

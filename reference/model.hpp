@@ -46,11 +46,11 @@ struct RefModel {
   std::shared_ptr<const RefWeights> w;
   RefOptions opt;
   RopeTable rope_tab;
-  std::vector<double> gamma;   // Lightning decay per head
+  std::vector<double> gamma;                // Lightning decay per head
   std::vector<std::vector<Mat>> gla_state;  // per layer (Lightning only): H x [hd, hd]
   std::vector<SparseCache> kv;              // per layer (sparse only)
-  int64_t len = 0;             // tokens consumed
-  int64_t prefill_total = -1;  // total prompt length of the prefill under way
+  int64_t len = 0;                          // tokens consumed
+  int64_t prefill_total = -1;               // total prompt length of the prefill under way
   int decode_steps = 0;
   std::string phase = "prefill";  // of the call under way: the tap phase and the forced-selection lookup
   int64_t phase_row0 = 0;         // row of the call's first token within its phase
@@ -76,7 +76,18 @@ Mat lightning_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, st
                     TapRecorder* taps);
 Mat sparse_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, bool sparse, int64_t n_blocks,
                  SparseCache& cache, TapRecorder* taps);
-SelectParams select_params(const ModelConfig& c);
+// The mixers' q, k and v projections of the layer input a (docs/spec.md §3 step 1, §4 step 1), recorded as
+// <prefix>proj/q, proj/k and proj/v. a: [T, D]; W.q, W.k, W.v: [out, D] (each mixer's own widths).
+struct Qkv {
+  Mat q, k, v;
+};
+Qkv project_qkv(const Mat& a, const LayerWeights& W, const std::string& prefix, TapRecorder* taps, const Num& num);
+
+// The mixers' common tail (docs/spec.md §3 steps 8-9, §4 steps 3-4): the sigmoid output gate x * sigmoid(z) when
+// `gated`, then o_proj, recorded as <prefix>gate/out and <prefix>o_proj/out. x, z: [T, n]; Wo: [D, n]. Returns [T, D].
+Mat gate_o_proj(Mat x, const Mat& z, bool gated, const Mat& Wo, const std::string& prefix, TapRecorder* taps,
+                const Num& num);
+
 void cache_append(SparseCache& cache, const Mat& k, const Mat& v, int64_t pos0, int hd);
 // Replaces sel's blocks by rows [row0, row0 + sel.T) of the forced selection tap `name`.
 void use_forced_selection(const TapMap& forced, const std::string& name, int64_t row0, Selection& sel);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/sparse_rules.hpp"
 #include "model/windows.hpp"
 #include "reference/tensor.hpp"
 
@@ -32,7 +33,7 @@ enum class RopeAngles {
 struct RopeTable {
   int hd = 0;
   RopeAngles mode = RopeAngles::Fp32;
-  std::vector<double> inv_freq;  // [hd/2], float64
+  std::vector<double> inv_freq;   // [hd/2], float64
   std::vector<float> inv_freq32;  // [hd/2], as fp32 code computes it
   double angle(int64_t pos, int i) const;
 };
@@ -65,18 +66,13 @@ Mat compress_k(const Mat& k, int64_t len, int kernel, int stride, const Num& num
 void compress_k_append(Mat& ck, const Mat& k, int64_t len, int kernel, int stride, const Num& num);
 
 // ---- select_blocks.cpp: stage-1 block scores, max-pool, forced blocks, top-k (§4.3, §4.4) ----
-struct SelectParams {
-  int heads = 32, groups = 2, hd = 128;
-  double tau = 0;
-  int kernel = 32, stride = 16;  // K1; K2 is 4x both
-  int block = 64;
-  int init_blocks = 1, local_blocks = 32, k_sel = 96;
-};
+// The head shapes and rules (model/sparse_rules.hpp), the same struct the GPU path takes.
+using SelectParams = SparseRules;
 struct Selection {
   int64_t T = 0, G = 0, K = 0;
   std::vector<int32_t> blocks;  // [T, G, K]: selected block ids ascending, -1 in unused slots
   int64_t NB = 0;
-  std::vector<double> scores;   // [T, G, NB] pooled scores when asked: +inf forced, -inf future, else S_g(b)
+  std::vector<double> scores;  // [T, G, NB] pooled scores when asked: +inf forced, -inf future, else S_g(b)
   const int32_t* row(int64_t t, int64_t g) const { return blocks.data() + (t * G + g) * K; }
 };
 // q: [T, H*hd] at positions pos0..; k1[g]: [>= n1(pos0+T), hd], k2[g]: [>= n2(pos0+T), hd] compressed keys;

@@ -8,21 +8,6 @@
 
 namespace salasim::ref {
 
-SelectParams select_params(const ModelConfig& c) {
-  SelectParams sp;
-  sp.heads = c.num_attention_heads;
-  sp.groups = c.num_key_value_heads;
-  sp.hd = c.head_dim;
-  sp.tau = c.attn_scale();
-  sp.kernel = c.sparse.kernel_size;
-  sp.stride = c.sparse.kernel_stride;
-  sp.block = c.sparse.block_size;
-  sp.init_blocks = c.sparse.init_blocks;
-  sp.local_blocks = c.sparse.local_blocks();
-  sp.k_sel = c.sparse.k_sel();
-  return sp;
-}
-
 void cache_append(SparseCache& cache, const Mat& k, const Mat& v, int64_t pos0, int hd) {
   const int64_t G = k.cols() / hd, need = pos0 + k.rows();
   if (cache.K.empty()) {
@@ -66,10 +51,7 @@ Mat sparse_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, bool 
   };
   const int hd = c.head_dim;
   const int64_t T = a.rows(), G = c.num_key_value_heads, len = pos0 + T;
-  Mat q = linear(a, W.q, num), k = linear(a, W.k, num), v = linear(a, W.v, num);
-  tap("proj/q", q);
-  tap("proj/k", k);
-  tap("proj/v", v);
+  const auto [q, k, v] = project_qkv(a, W, L, taps, num);
   Mat z;
   if (c.attn_use_output_gate) {
     z = linear(a, W.z, num);
@@ -94,28 +76,20 @@ Mat sparse_mixer(const RefModel& m, int layer, const Mat& a, int64_t pos0, bool 
   Mat attn;
   if (sparse) {
     const bool scores = taps && m.opt.record_scores && taps->wants(L + "select/scores");
-    Selection sel = select_blocks(q, pos0, cache.K1, cache.K2, select_params(c), n_blocks, scores, num);
+    Selection sel = select_blocks(q, pos0, cache.K1, cache.K2, sparse_rules(c), n_blocks, scores, num);
     if (taps) {
       taps->put_ints(L + "select/blocks", sel.blocks, {T, G, sel.K});
       if (scores) taps->put_doubles(L + "select/scores", sel.scores, {T, G, sel.NB});
     }
     const std::string forced = "/" + m.phase + "/" + L + "select/blocks";
-    if (m.opt.forced_source)
-      m.opt.forced_source(forced, m.phase_row0, sel);
-    else if (m.opt.forced_selection)
-      use_forced_selection(*m.opt.forced_selection, forced, m.phase_row0, sel);
+    if (m.opt.forced_source) m.opt.forced_source(forced, m.phase_row0, sel);
+    else if (m.opt.forced_selection) use_forced_selection(*m.opt.forced_selection, forced, m.phase_row0, sel);
     attn = sparse_attn(q, pos0, cache.K, cache.V, sel, c.sparse.block_size, c.attn_scale(), num);
   } else {
     attn = dense_attn(q, pos0, cache.K, cache.V, hd, c.attn_scale(), num);
   }
   tap("attn/out", attn);
-  if (c.attn_use_output_gate) {
-    attn = gate(attn, z, num);
-    tap("gate/out", attn);
-  }
-  Mat y = linear(attn, W.o, num);
-  tap("o_proj/out", y);
-  return y;
+  return gate_o_proj(attn, z, c.attn_use_output_gate, W.o, L, taps, num);
 }
 
 }  // namespace salasim::ref

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/op.hpp"
 #include "reports/context.hpp"
 #include "reports/latency.hpp"
-#include "reports/op_catalog.hpp"
 #include "reports/svg.hpp"
 #include "reports/table.hpp"
 
@@ -220,8 +220,8 @@ std::vector<OpFloor> op_floors(const Model& m, int64_t context, int64_t chunk, c
   std::vector<OpFloor> rows;
   OpFloor total;
   total.op = "total";
-  for (const std::string& op : op_names()) {
-    rows.push_back(floor_of(explain(m, op, context, chunk), context, hw));
+  for (const op::OpSpec& spec : op::registry()) {
+    rows.push_back(floor_of(explain(m, spec.name, context, chunk), context, hw));
     total.prefill_s += rows.back().prefill_s;
     total.decode_s += rows.back().decode_s;
   }

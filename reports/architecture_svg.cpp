@@ -95,21 +95,18 @@ Block step_block(const std::vector<TensorSpec>& inv, CountCheck& k, const FlowSt
   }
   if (!s.note.empty())
     for (const std::string& w : wrap(s.note, kLeftChars + 4)) b.left.push_back({{w, "note"}});
-  for (const std::string& piece : s.pieces) {
-    const SourceLine l = find_statement(s.file, piece);
-    if (!l.found()) {
-      b.right.push_back({{"NOT FOUND: " + l.error, "bad"}});
-      if (unresolved) unresolved->push_back(l.error);
-      continue;
-    }
-    if (piece == s.pieces.front() || b.right.empty()) b.right.push_back({{l.where(), "loc"}});
-    else b.right.push_back({{fmt::format(":{}", l.line), "loc"}});
-    size_t from = 0;
-    while (from <= l.text.size()) {
-      const size_t nl = std::min(l.text.find('\n', from), l.text.size());
-      for (const std::string& w : wrap(l.text.substr(from, nl - from), kCodeChars)) b.right.push_back({{w, "code"}});
-      from = nl + 1;
-    }
+  const SourceLine l = step_source(s);
+  if (!l.found()) {
+    b.right.push_back({{"NOT FOUND: " + l.error, "bad"}});
+    if (unresolved) unresolved->push_back(l.error);
+    return b;
+  }
+  b.right.push_back({{l.where(), "loc"}});
+  size_t from = 0;
+  while (from <= l.text.size()) {
+    const size_t nl = std::min(l.text.find('\n', from), l.text.size());
+    for (const std::string& w : wrap(l.text.substr(from, nl - from), kCodeChars)) b.right.push_back({{w, "code"}});
+    from = nl + 1;
   }
   return b;
 }

@@ -1,11 +1,13 @@
-// Op cards: the forward flow, the inventory, the latency model, the tolerance table and the source tree, joined
-// per op. Nothing here restates a number the model already knows.
+// Op cards: the op's definition in the registry (ops/op.hpp), the forward flow, the inventory, the latency model,
+// the tolerance table and the source tree, joined per op by its one name. Nothing here restates a number the model
+// already knows, and nothing translates between names.
 #include "reports/explain.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "model/data_path.hpp"
@@ -72,14 +74,8 @@ CostRow sum_rows(const std::vector<CostRow>& rows) {
   return t;
 }
 
-// Layers a latency-model entry repeats over (op_costs.cpp multiplies each by these counts).
-std::optional<TermScope> entry_scope(const std::string& op) {
-  if (op == "gemm.lightning_mixer" || op == "gla") return TermScope::Lightning;
-  if (op == "gemm.sparse_mixer" || op == "select" || op == "sparse_attn" || op == "dense_attn") return TermScope::Sparse;
-  if (op == "gemm.mlp") return TermScope::EveryLayer;
-  if (op == "gemm.lm_head") return TermScope::NonLayer;
-  return std::nullopt;  // other.elementwise: split by terms
-}
+// The latency-model entries of op `op`: NAME itself or NAME.site (reports/op_costs.hpp).
+bool entry_of(const std::string& entry, const std::string& op) { return entry == op || entry.rfind(op + ".", 0) == 0; }
 
 // A step as a row, over `layers` (its part's layers, or on a layer card those of the card's type).
 UseRow use_row(const std::vector<TensorSpec>& inv, const FlowStep& s, const std::vector<int>& layers) {
@@ -96,14 +92,15 @@ UseRow use_row(const std::vector<TensorSpec>& inv, const FlowStep& s, const std:
   u.each = p.each;
   u.instances = p.instances;
   u.total = p.total;
-  u.source = find_statement(s.file, s.pieces.front());
+  u.source = step_source(s);
   u.note = s.note;
   return u;
 }
 
 // Tap rows in the tolerance table's order, each with the layers it is recorded in (within `only` when given, as
 // on a layer card) and an example full name.
-std::vector<TapRow> tap_rows(const ModelConfig& c, const std::set<std::string>& kinds, const std::vector<int>* only = nullptr) {
+std::vector<TapRow> tap_rows(const ModelConfig& c, const std::set<std::string>& kinds,
+                             const std::vector<int>* only = nullptr) {
   std::vector<TapRow> out;
   for (const ToleranceRow& row : tolerance_table()) {
     if (!kinds.count(row.kind)) continue;
@@ -123,42 +120,54 @@ std::vector<TapRow> tap_rows(const ModelConfig& c, const std::set<std::string>& 
   return out;
 }
 
-void op_card(OpCard& card, const Model& m, const std::vector<FlowStep>& flow, const OpInfo& info, const Costs& k) {
+// The latency-model entries named after `op`, over the decode step's and the prefill's entries (a prefill may have
+// one the decode step at the same position lacks, and the other way round).
+std::vector<std::string> entry_names(const Costs& k, const std::function<bool(const std::string&, TermScope)>& want) {
+  std::vector<std::string> out;
+  auto add = [&](const char* op, TermScope scope) {
+    if (want(op, scope) && std::find(out.begin(), out.end(), op) == out.end()) out.push_back(op);
+  };
+  for (const OpCost& o : k.decode) add(o.op, o.scope);
+  for (const OpTotal& o : k.prefill) add(o.op.c_str(), o.scope);
+  return out;
+}
+
+void where_it_lives(OpCard& card, const op::OpSpec& o) {
+  const std::vector<std::string>& functions = o.reference_functions;
+  const SourceLine decl = find_declaration("reference/ops.hpp", functions.front());
+  card.declared = decl.found() ? fmt::format("reference/ops.hpp:{}: {} ({})", decl.line, o.summary, o.section)
+                               : "NOT FOUND: " + decl.error;
+  for (const std::string& f : functions)
+    for (const SourceLine& l : find_definitions("reference/" + o.name + ".cpp", f)) card.reference.push_back(l);
+  for (const std::string& f : o.card.gpu_functions)
+    for (const SourceLine& l : find_definitions(o.card.gpu_file, f)) card.gpu.push_back(l);
+  card.kernels = find_kernels(o.card.gpu_file);
+  card.gpu_purpose = source_purpose(o.card.gpu_file);
+  std::vector<std::string> called = functions;
+  called.insert(called.end(), o.card.gpu_functions.begin(), o.card.gpu_functions.end());
+  card.tests = find_tests(o.name, called);
+}
+
+void op_card(OpCard& card, const Model& m, const std::vector<FlowStep>& flow, const op::OpSpec& o, const Costs& k) {
   const ModelConfig& c = m.sala;
-  card.title = info.title;
-  card.equation = info.equation;
-  card.params_note = info.params_note;
+  card.title = o.card.title;
+  card.equation = o.card.equation(c, k.context);
+  card.params_note = o.card.params_note;
   std::set<std::string> kinds;
   for (const FlowStep& s : flow) {
-    if (s.op != info.name) continue;
+    if (s.op != o.name) continue;
     card.uses.push_back(use_row(m.inventory, s, part_layers(c, s.part)));
     card.params_total += card.uses.back().total;
     card.instances += card.uses.back().instances;
     kinds.insert(s.taps.begin(), s.taps.end());
   }
   if (card.uses.size() == 1) card.params_each = card.uses.front().each;
-  for (const std::string& op : info.latency_ops) card.costs.push_back(k.entry(op, 1));
+  for (const std::string& e : entry_names(k, [&](const std::string&n, TermScope) { return entry_of(n, o.name); }))
+    card.costs.push_back(k.entry(e, 1));
   for (const ElementwiseTerm& t : sala_elementwise_terms(c))
-    if (t.op == info.name) card.costs.push_back(k.term(t, 1));
+    if (t.op == o.name) card.costs.push_back(k.term(t, 1));
   card.taps = tap_rows(c, kinds);
-
-  std::vector<std::string> functions;
-  for (const OpsSection& s : reference_ops_sections())
-    if (s.op == info.name) {
-      card.declared = fmt::format("reference/ops.hpp:{}: {}", s.line, s.summary);
-      functions = s.functions;
-    }
-  for (const std::string& f : functions)
-    for (const SourceLine& l : find_definitions("reference/" + info.name + ".cpp", f)) card.reference.push_back(l);
-  if (functions.empty())  // no source tree (or no section): say so where the locations would be
-    card.reference.push_back(find_statement("reference/ops.hpp", "// ---- " + info.name + ".cpp: "));
-  for (const std::string& f : info.gpu_functions)
-    for (const SourceLine& l : find_definitions(info.gpu_file, f)) card.gpu.push_back(l);
-  for (const std::string& p : info.gpu_pieces) card.gpu.push_back(find_statement(info.gpu_file, p));
-  card.kernels = find_kernels(info.gpu_file);
-  card.gpu_purpose = source_purpose(info.gpu_file);
-  functions.insert(functions.end(), info.gpu_functions.begin(), info.gpu_functions.end());
-  card.tests = find_tests(info.name, functions);
+  where_it_lives(card, o);
 }
 
 void layer_card(OpCard& card, const Model& m, const std::vector<FlowStep>& flow, Mixer mixer, const Costs& k) {
@@ -182,17 +191,21 @@ void layer_card(OpCard& card, const Model& m, const std::vector<FlowStep>& flow,
   card.params_total = card.params_each * card.instances;
   card.params_note = light ? "the GLA state is per request (not a parameter)"
                            : "the KV cache and compressed keys are per request (not parameters)";
-  for (const char* op : {"gemm.lightning_mixer", "gemm.sparse_mixer", "gemm.mlp", "gla", "select", "sparse_attn", "dense_attn"}) {
-    const TermScope s = *entry_scope(op);
-    if (s == scope || s == TermScope::EveryLayer) card.costs.push_back(k.entry(op, 1.0 / term_layers(c, s)));
-  }
+  std::map<std::string, TermScope> layer_entries;
+  for (const std::string& e : entry_names(k, [&](const std::string&n, TermScope s) {
+         const bool in_layer = s == scope || s == TermScope::EveryLayer;
+         if (in_layer) layer_entries[n] = s;
+         return in_layer && n != "other.elementwise";  // split by terms below
+       }))
+    card.costs.push_back(k.entry(e, 1.0 / term_layers(c, layer_entries.at(e))));
   for (const ElementwiseTerm& t : sala_elementwise_terms(c))
-    if (t.scope == scope || t.scope == TermScope::EveryLayer) card.costs.push_back(k.term(t, 1.0 / term_layers(c, t.scope)));
+    if (t.scope == scope || t.scope == TermScope::EveryLayer)
+      card.costs.push_back(k.term(t, 1.0 / term_layers(c, t.scope)));
   card.taps = tap_rows(c, kinds, &layers);
   card.reference = find_definitions(light ? "reference/lightning.cpp" : "reference/sparse.cpp",
                                     light ? "lightning_mixer" : "sparse_mixer");
-  card.reference.push_back(find_statement("reference/model.cpp", "Mat forward(RefModel& m"));
-  card.gpu.push_back(find_statement("gpu/runner.cpp", light ? "void lightning(int l" : "void sparse_layer(int l"));
+  for (const SourceLine& l : find_definitions("reference/model.cpp", "forward")) card.reference.push_back(l);
+  card.gpu = find_definitions("gpu/runner.cpp", light ? "lightning" : "sparse_layer");
   card.gpu_purpose = source_purpose("gpu/runner.cpp");
   card.tests = find_tests("model", {light ? "lightning_mixer" : "sparse_mixer"});
 }
@@ -203,16 +216,19 @@ void model_card(OpCard& card, const Model& m, const std::vector<FlowStep>& flow,
   card.title = fmt::format("MiniCPM-SALA: embedding, {} layers ({} Lightning, {} sparse), final norm, lm_head",
                            c.num_hidden_layers, pc.n_lightning, pc.n_sparse);
   const std::vector<int> light = part_layers(c, Part::Lightning), sparse = part_layers(c, Part::Sparse);
-  card.equation = {
-      {fmt::format("h = E[x] * {}", fmt::format("{:.10g}", c.scale_emb)), fmt::format("h = E_x \\cdot {:.10g}", c.scale_emb)},
-      {fmt::format("for l = 0..{}: h = h + s Mixer_l(RMSNorm(h)), then h = h + s MLP(RMSNorm(h)), s = {:.10g}; Mixer_l is "
-                   "Lightning at layers {} and sparse at layers {}",
-                   c.num_hidden_layers - 1, c.residual_scale(), layer_ranges(light), layer_ranges(sparse)),
-       fmt::format("h \\leftarrow h + s\\,\\mathrm{{Mixer}}_l(\\mathrm{{RMSNorm}}(h)),\\; h \\leftarrow h + "
-                   "s\\,\\mathrm{{MLP}}(\\mathrm{{RMSNorm}}(h)),\\ s = {:.10g}",
-                   c.residual_scale())},
-      {fmt::format("logits = W_lm (RMSNorm(h) / {:.10g})", c.logit_divisor()),
-       fmt::format("\\mathrm{{logits}} = W_{{\\mathrm{{lm}}}}\\,(\\mathrm{{RMSNorm}}(h)/{:.10g})", c.logit_divisor())}};
+  card.equation =
+      {{fmt::format("h = E[x] * {}", fmt::format("{:.10g}", c.scale_emb)),
+        fmt::format("h = E_x \\cdot {:.10g}", c.scale_emb)},
+       {fmt::format(
+            "for l = 0..{}: h = h + s Mixer_l(RMSNorm(h)), then h = h + s MLP(RMSNorm(h)), s = {:.10g}; Mixer_l is "
+            "Lightning at layers {} and sparse at layers {}",
+            c.num_hidden_layers - 1, c.residual_scale(), layer_ranges(light), layer_ranges(sparse)),
+        fmt::format("h \\leftarrow h + s\\,\\mathrm{{Mixer}}_l(\\mathrm{{RMSNorm}}(h)),\\; h \\leftarrow h + "
+                    "s\\,\\mathrm{{MLP}}(\\mathrm{{RMSNorm}}(h)),\\ s = {:.10g}",
+                    c.residual_scale())},
+       {fmt::format("logits = W_lm (RMSNorm(h) / {:.10g})", c.logit_divisor()),
+        fmt::format("\\mathrm{{logits}} = W_{{\\mathrm{{lm}}}}\\,(\\mathrm{{RMSNorm}}(h)/{:.10g})",
+                    c.logit_divisor())}};
   for (const FlowStep& s : flow)
     if (s.part == Part::Entry) card.uses.push_back(use_row(m.inventory, s, {-1}));
   for (Mixer mx : {Mixer::Lightning, Mixer::Sparse}) {
@@ -226,7 +242,8 @@ void model_card(OpCard& card, const Model& m, const std::vector<FlowStep>& flow,
     u.each = l ? pc.lightning_layer : pc.sparse_layer;
     u.instances = l ? pc.n_lightning : pc.n_sparse;
     u.total = u.each * u.instances;
-    const auto defs = find_definitions(l ? "reference/lightning.cpp" : "reference/sparse.cpp", l ? "lightning_mixer" : "sparse_mixer");
+    const auto defs = find_definitions(l ? "reference/lightning.cpp" : "reference/sparse.cpp",
+                                       l ? "lightning_mixer" : "sparse_mixer");
     if (!defs.empty()) u.source = defs.front();
     u.note = fmt::format("salasim explain {}", u.op);
     if (u.instances > 0) card.uses.push_back(u);
@@ -243,10 +260,9 @@ void model_card(OpCard& card, const Model& m, const std::vector<FlowStep>& flow,
   std::set<std::string> kinds;
   for (const FlowStep& s : flow) kinds.insert(s.taps.begin(), s.taps.end());
   card.taps = tap_rows(c, kinds);
-  card.reference = {find_statement("reference/model.cpp", "Mat forward(RefModel& m")};
-  for (const char* f : {"prefill_piece", "decode"})
+  for (const char* f : {"forward", "prefill_piece", "decode"})
     for (const SourceLine& l : find_definitions("reference/model.cpp", f)) card.reference.push_back(l);
-  card.gpu = {find_statement("gpu/runner.cpp", "void forward(const int32_t* host_tokens")};
+  card.gpu = find_definitions("gpu/runner.cpp", "forward");
   card.gpu_purpose = source_purpose("gpu/runner.cpp");
   card.tests = find_tests("model", {});
 }
@@ -270,13 +286,20 @@ std::string shape(const std::vector<int64_t>& s) {
 
 nlohmann::json cost_json(const Cost& c) { return {{"flops", c.flops}, {"bytes", c.bytes}, {"exps", c.exps}}; }
 nlohmann::json line_json(const SourceLine& l) {
-  return {{"file", l.file}, {"line", l.line}, {"name", l.name}, {"text", l.text}, {"found", l.found()}, {"error", l.error}};
+  return {{"file", l.file}, {"line", l.line},     {"name", l.name},
+          {"text", l.text}, {"found", l.found()}, {"error", l.error}};
 }
 
 }  // namespace
 
+const std::vector<std::string>& composite_cards() {
+  static const std::vector<std::string> names{"lightning-layer", "sparse-layer", "model"};
+  return names;
+}
+
 std::vector<std::string> explain_names() {
-  std::vector<std::string> n = op_names();
+  std::vector<std::string> n;
+  for (const op::OpSpec& o : op::registry()) n.push_back(o.name);
   for (const std::string& c : composite_cards()) n.push_back(c);
   return n;
 }
@@ -300,16 +323,15 @@ OpCard explain(const Model& m, const std::string& name, int64_t context, int64_t
   if (name == "lightning-layer") layer_card(card, m, flow, Mixer::Lightning, k);
   else if (name == "sparse-layer") layer_card(card, m, flow, Mixer::Sparse, k);
   else if (name == "model") model_card(card, m, flow, k);
-  else
-    for (const OpInfo& info : op_catalog(m.sala, context))
-      if (info.name == name) op_card(card, m, flow, info, k);
+  else op_card(card, m, flow, op::find_op(name), k);
   card.cost_total = sum_rows(card.costs);
   return card;
 }
 
 std::string format_card(const OpCard& card) {
   std::string s = fmt::format("{}: {}\n", card.name, card.title);
-  s += fmt::format("config {}, context {} ({} tokens)\n", card.config, context_label(card.context), commas(card.context));
+  s += fmt::format("config {}, context {} ({} tokens)\n", card.config, context_label(card.context),
+                   commas(card.context));
   if (!card.declared.empty()) s += "declared " + card.declared + "\n";
 
   s += "\nEquation\n";
@@ -346,15 +368,17 @@ std::string format_card(const OpCard& card) {
       s += fmt::format("    {:<52} {:<14} {:>13}\n", t.name, shape(t.shape), commas(t.params));
     }
 
-  s += fmt::format("\nCost per token (latency model, reports/op_costs.cpp; bf16 weights; decode = one token at "
-                   "position {}, prefill = {} tokens in chunks of {}, divided by {})\n",
-                   card.context, card.context, card.chunk, card.context);
-  Table cost{{"latency-model entry", "share", "decode FLOP", "decode bytes", "decode exp", "prefill FLOP", "prefill bytes",
-              "prefill exp", ""},
+  s += fmt::format(
+      "\nCost per token (latency model, reports/op_costs.cpp; bf16 weights; decode = one token at "
+      "position {}, prefill = {} tokens in chunks of {}, divided by {})\n",
+      card.context, card.context, card.chunk, card.context);
+  Table cost{{"latency-model entry", "share", "decode FLOP", "decode bytes", "decode exp", "prefill FLOP",
+              "prefill bytes", "prefill exp", ""},
              {}};
   auto row = [&](const CostRow& r) {
     cost.rows.push_back({r.source, r.share == 1 ? "1" : fmt::format("1/{:.0f}", 1 / r.share), si(r.decode.flops),
-                         si(r.decode.bytes), si(r.decode.exps), si(r.prefill.flops), si(r.prefill.bytes), si(r.prefill.exps), ""});
+                         si(r.decode.bytes), si(r.decode.exps), si(r.prefill.flops), si(r.prefill.bytes),
+                         si(r.prefill.exps), ""});
   };
   for (const CostRow& r : card.costs) row(r);
   row(card.cost_total);
@@ -366,8 +390,8 @@ std::string format_card(const OpCard& card) {
     const ToleranceRow& r = t.tolerance;
     const std::string gate =
         r.gate == Gate::Float
-            ? fmt::format("{}; rel-RMS <= {} x peer + {:.3g}, max-err <= {} x peer + {:.3g}", r.stored, r.mult, r.rms_floor,
-                          r.max_mult, r.max_floor)
+            ? fmt::format("{}; rel-RMS <= {} x peer + {:.3g}, max-err <= {} x peer + {:.3g}", r.stored, r.mult,
+                          r.rms_floor, r.max_mult, r.max_floor)
             : fmt::format("{}; sets equal but for swaps within the tie band {:.3g}", r.stored, r.tie_band);
     s += fmt::format("  {:<22} {}\n    e.g. {} (layers {}); {}\n", t.kind, gate, t.example, t.layers, r.reason);
   }
@@ -395,32 +419,58 @@ nlohmann::json card_json(const OpCard& card) {
   j["config"] = card.config;
   j["context"] = card.context;
   j["declared"] = card.declared;
-  for (const EqStep& e : card.equation) j["equation"].push_back({{"text", e.text}, {"latex", e.latex}});
+  for (const op::EqStep& e : card.equation) j["equation"].push_back({{"text", e.text}, {"latex", e.latex}});
   j["uses"] = nlohmann::json::array();
   for (const UseRow& u : card.uses) {
     nlohmann::json t = nlohmann::json::array();
     for (const UseTensor& x : u.tensors) t.push_back({{"name", x.name}, {"shape", x.shape}, {"params", x.params}});
-    j["uses"].push_back({{"step", u.label}, {"op", u.op}, {"where", u.where}, {"layers", u.layers}, {"in", u.in},
-                         {"out", u.out}, {"equation", u.text}, {"tensors", t}, {"params_each", u.each},
-                         {"instances", u.instances}, {"params_total", u.total}, {"source", line_json(u.source)},
+    j["uses"].push_back({{"step", u.label},
+                         {"op", u.op},
+                         {"where", u.where},
+                         {"layers", u.layers},
+                         {"in", u.in},
+                         {"out", u.out},
+                         {"equation", u.text},
+                         {"tensors", t},
+                         {"params_each", u.each},
+                         {"instances", u.instances},
+                         {"params_total", u.total},
+                         {"source", line_json(u.source)},
                          {"note", u.note}});
   }
-  j["params"] = {{"each", card.params_each}, {"instances", card.instances}, {"total", card.params_total},
+  j["params"] = {{"each", card.params_each},
+                 {"instances", card.instances},
+                 {"total", card.params_total},
                  {"note", card.params_note}};
   nlohmann::json rows = nlohmann::json::array();
   for (const CostRow& r : card.costs)
-    rows.push_back({{"source", r.source}, {"share", r.share}, {"decode", cost_json(r.decode)},
+    rows.push_back({{"source", r.source},
+                    {"share", r.share},
+                    {"decode", cost_json(r.decode)},
                     {"prefill_per_token", cost_json(r.prefill)}});
-  j["cost"] = {{"weights", "bf16"}, {"decode_position", card.context}, {"prefill_tokens", card.context},
-               {"prefill_chunk", card.chunk}, {"rows", rows},
-               {"total", {{"decode", cost_json(card.cost_total.decode)}, {"prefill_per_token", cost_json(card.cost_total.prefill)}}}};
+  j["cost"] = {{"weights", "bf16"},
+               {"decode_position", card.context},
+               {"prefill_tokens", card.context},
+               {"prefill_chunk", card.chunk},
+               {"rows", rows},
+               {"total",
+                {{"decode", cost_json(card.cost_total.decode)},
+                 {"prefill_per_token", cost_json(card.cost_total.prefill)}}}};
   j["taps"] = nlohmann::json::array();
   for (const TapRow& t : card.taps) {
     const ToleranceRow& r = t.tolerance;
-    j["taps"].push_back({{"kind", t.kind}, {"example", t.example}, {"layers", t.layers},
-                         {"tolerance", {{"stored", r.stored}, {"gate", r.gate == Gate::Float ? "float" : "selection"},
-                                        {"mult", r.mult}, {"max_mult", r.max_mult}, {"rms_floor", r.rms_floor},
-                                        {"max_floor", r.max_floor}, {"tie_band", r.tie_band}, {"reason", r.reason}}}});
+    j["taps"].push_back({{"kind", t.kind},
+                         {"example", t.example},
+                         {"layers", t.layers},
+                         {"tolerance",
+                          {{"stored", r.stored},
+                           {"gate", r.gate == Gate::Float ? "float" : "selection"},
+                           {"mult", r.mult},
+                           {"max_mult", r.max_mult},
+                           {"rms_floor", r.rms_floor},
+                           {"max_floor", r.max_floor},
+                           {"tie_band", r.tie_band},
+                           {"reason", r.reason}}}});
   }
   auto list = [](const std::vector<SourceLine>& ls) {
     nlohmann::json a = nlohmann::json::array();
@@ -430,7 +480,9 @@ nlohmann::json card_json(const OpCard& card) {
   nlohmann::json tests = nlohmann::json::array();
   for (const TestRef& t : card.tests)
     tests.push_back({{"file", t.file}, {"line", t.line}, {"name", t.name}, {"tagged", t.tagged}});
-  j["where"] = {{"reference", list(card.reference)}, {"gpu", list(card.gpu)}, {"kernels", list(card.kernels)},
+  j["where"] = {{"reference", list(card.reference)},
+                {"gpu", list(card.gpu)},
+                {"kernels", list(card.kernels)},
                 {"tests", tests}};
   return j;
 }

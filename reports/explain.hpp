@@ -1,7 +1,7 @@
-// `salasim explain`: one card per op of reference/ops.hpp and for a Lightning layer, a sparse layer and the model.
-// Every number on a card is computed: shapes from the config, parameters from the tensor inventory, FLOPs, bytes
-// and exponentials from the latency model's op costs, gates from the tolerance table, file:line from the source
-// tree at run time.
+// `salasim explain`: one card per op of the registry (ops/op.hpp) and for a Lightning layer, a sparse layer and the
+// model. Every number on a card is computed: the equation from the op's definition with the config's numbers, shapes
+// from the config, parameters from the tensor inventory, FLOPs, bytes and exponentials from the latency model's
+// entries that carry the op's name, gates from the tolerance table, file:line from the source tree at run time.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,12 +11,14 @@
 
 #include "compare/tolerance.hpp"
 #include "reports/model_spec.hpp"
-#include "reports/op_catalog.hpp"
+#include "ops/op.hpp"
 #include "reports/source_lines.hpp"
 
 namespace salasim::reports {
 
-// Every name `explain` accepts: the ops in reference/ops.hpp order, then lightning-layer, sparse-layer, model.
+// The composite cards besides the ops.
+const std::vector<std::string>& composite_cards();  // lightning-layer, sparse-layer, model
+// Every name `explain` accepts: the registry's ops in its order, then the composite cards.
 std::vector<std::string> explain_names();
 
 struct UseTensor {
@@ -42,7 +44,7 @@ struct Cost {
   double flops = 0, bytes = 0, exps = 0;
 };
 struct CostRow {
-  std::string source;  // "gemm.mlp", or "other.elementwise: silu(gate) * up"
+  std::string source;  // a latency-model entry, "linear.mlp", or "other.elementwise: silu(gate) * up"
   double share = 1;
   Cost decode, prefill;
 };
@@ -57,7 +59,7 @@ struct TapRow {
 struct OpCard {
   std::string name, title, config, declared;  // declared: "reference/ops.hpp:41: <summary>" for an op
   int64_t context = 0, chunk = 0;
-  std::vector<EqStep> equation;
+  std::vector<op::EqStep> equation;
   std::vector<UseRow> uses;
   int64_t params_each = 0, instances = 0, params_total = 0;
   std::string params_note;

@@ -31,7 +31,7 @@ std::vector<OpTotal> prefill_ops(const Model& m, WeightFormat f, const HwProfile
     for (const OpCost& op : call_costs(m, f, s, e, e == tokens)) {
       auto it = std::find_if(out.begin(), out.end(), [&](const OpTotal& t) { return t.op == op.op; });
       if (it == out.end()) {
-        out.push_back(OpTotal{op.op, op.cls});
+        out.push_back(OpTotal{op.op, op.cls, op.scope});
         it = out.end() - 1;
       }
       it->flops += op.flops;

@@ -23,6 +23,7 @@ const char* roofline_bound(const OpCost& op, const HwProfile& hw);
 struct OpTotal {
   std::string op;
   OpClass cls = OpClass::Other;
+  TermScope scope = TermScope::EveryLayer;
   double flops = 0, bytes = 0, exps = 0;
   double floor_s = 0;  // sum of the per-chunk rooflines
 };

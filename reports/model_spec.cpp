@@ -31,10 +31,10 @@ namespace {
 
 const char* gemm_op(ModelKind kind, Component c) {
   switch (c) {
-    case Component::LightningMixer: return "gemm.lightning_mixer";
-    case Component::SparseMixer: return kind == ModelKind::Sala ? "gemm.sparse_mixer" : "gemm.attention";
-    case Component::Mlp: return "gemm.mlp";
-    case Component::LmHead: return "gemm.lm_head";
+    case Component::LightningMixer: return "linear.lightning_mixer";
+    case Component::SparseMixer: return kind == ModelKind::Sala ? "linear.sparse_mixer" : "linear.attention";
+    case Component::Mlp: return "linear.mlp";
+    case Component::LmHead: return "logits";
     default: return nullptr;  // embeddings are a gather, norms are elementwise
   }
 }
@@ -47,7 +47,7 @@ std::vector<GemmGroup> gemm_groups(ModelKind kind, const std::vector<TensorSpec>
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const GemmGroup& g) { return std::string_view(g.op) == op; });
     if (it == groups.end()) {
-      groups.push_back(GemmGroup{op, t.component == Component::LmHead});
+      groups.push_back(GemmGroup{op, t.component == Component::LmHead, t.component});
       it = groups.end() - 1;
     }
     it->params += double(t.numel());
@@ -60,7 +60,7 @@ std::vector<GemmGroup> gemm_groups(ModelKind kind, const std::vector<TensorSpec>
   for (const TensorSpec& t : inv)
     if (!has_head && t.component == Component::Embed) {
       const double n = double(t.numel());
-      groups.push_back(GemmGroup{"gemm.lm_head", true, n, double(t.rows() + t.cols()), 2 * n, 2 * n});
+      groups.push_back(GemmGroup{"logits", true, Component::LmHead, n, double(t.rows() + t.cols()), 2 * n, 2 * n});
     }
   return groups;
 }

@@ -17,13 +17,14 @@ const char* weight_format_name(WeightFormat f);  // "bf16", "w4a16"
 WeightFormat parse_weight_format(const std::string& s, const std::string& what = "--weights");
 std::vector<WeightFormat> parse_weight_formats(const std::string& list, const std::string& what = "--weights");
 
-// The Linear weights of one op group (e.g. every MLP matrix of every layer), summed, for the GEMM costs.
+// The Linear weights of one part of the model (e.g. every MLP matrix of every layer), summed, for the GEMM costs.
 struct GemmGroup {
-  const char* op = "";       // "gemm.mlp", "gemm.lightning_mixer", "gemm.lm_head", ...
-  bool lm_head = false;      // applied to the last position of a call only
-  double params = 0;         // sum of rows x cols
-  double io_elems = 0;       // sum of rows + cols: activations read and written per token
-  double bytes_bf16 = 0;     // weight bytes in each format
+  const char* op = "";   // its latency-model entry: "linear.mlp", "linear.lightning_mixer", ..., "logits"
+  bool lm_head = false;  // applied to the last position of a call only
+  Component component = Component::Mlp;
+  double params = 0;      // sum of rows x cols
+  double io_elems = 0;    // sum of rows + cols: activations read and written per token
+  double bytes_bf16 = 0;  // weight bytes in each format
   double bytes_w4a16 = 0;
 };
 

@@ -1,18 +1,28 @@
 // The work of every op in one forward call over token positions [start, end) (a prefill chunk, or a decode
-// step when end = start + 1): FLOPs, bytes moved to or from device memory, and exponentials. These counts are
+// step when end = start + 1): FLOPs, bytes moved to or from device memory, and exponentials, each op's from its
+// cost formula (ops/cost.hpp, the one the GPU benchmarks count with) times the layers it runs in. These counts are
 // the latency model's input; turning them into seconds is latency.hpp's job.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "ops/cost.hpp"
 #include "reports/hardware.hpp"
 #include "reports/model_spec.hpp"
 
 namespace salasim::reports {
 
+// The layers an entry's count repeats over: none (once per call), every layer, or those of one mixer.
+enum class TermScope { NonLayer, EveryLayer, Lightning, Sparse };
+
+// One latency-model entry, named after the registry's op (ops/op.hpp) it counts, NAME or NAME.site:
+// "linear.lightning_mixer", "linear.sparse_mixer", "linear.mlp" (every projection of that part), "logits",
+// "select_blocks", "sparse_attn", "dense_attn", "gla"; and "other.elementwise", the memory-bound kernels together
+// (sala_elementwise_terms).
 struct OpCost {
-  const char* op = "";  // "gemm.mlp", "select", "sparse_attn", "dense_attn", "gla", "other.elementwise", ...
+  const char* op = "";
   OpClass cls = OpClass::Other;
+  TermScope scope = TermScope::EveryLayer;
   double flops = 0;
   double bytes = 0;
   double exps = 0;
@@ -25,7 +35,6 @@ std::vector<OpCost> call_costs(const Model& m, WeightFormat f, int64_t start, in
 // The memory-bound kernels of MiniCPM-SALA one by one, as an unfused runner launches them: bytes read and written
 // and exponentials per token of one layer of `scope` (or once, for the non-layer terms). The latency model's
 // "other.elementwise" is their sum; `salasim explain` shows each beside the op it belongs to.
-enum class TermScope { NonLayer, EveryLayer, Lightning, Sparse };
 struct ElementwiseTerm {
   const char* op;    // the reference op (reference/ops.hpp): "embed", "rmsnorm", "residual", "mlp", "rope", ...
   const char* what;  // which instances: "input and post-attention norms"
@@ -37,13 +46,10 @@ struct ElementwiseTerm {
 std::vector<ElementwiseTerm> sala_elementwise_terms(const ModelConfig& c);
 double term_layers(const ModelConfig& c, TermScope s);  // layers a term repeats over (1 for NonLayer)
 
-// Exact closed-form sums over query positions p in [a, b) that the formulas use (exposed for tests).
-double sum_causal_keys(int64_t a, int64_t b);  // sum of (p + 1): keys visible to a causal query at p
-// sum of the complete pooling windows (length `kernel`, step `stride`) lying in [0, p]: visible K1 / K2 entries
-double sum_visible_windows(int64_t a, int64_t b, int64_t kernel, int64_t stride);
-double sum_causal_blocks(int64_t a, int64_t b, int64_t block);  // sum of (p / block + 1)
-// sum of the keys a sparse query attends to: all p + 1 while p / block < k_sel, else (k_sel - 1) full blocks
-// plus its own partial block (docs/spec.md §4.5; at most k_sel x block = 6144)
-double sum_selected_keys(int64_t a, int64_t b, int64_t block, int64_t k_sel);
+// The closed-form sums of ops/cost.hpp (sum_causal_keys, sum_visible_windows, ...), used here and by the tests.
+using op::sum_causal_blocks;
+using op::sum_causal_keys;
+using op::sum_selected_keys;
+using op::sum_visible_windows;
 
 }  // namespace salasim::reports

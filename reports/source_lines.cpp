@@ -1,5 +1,6 @@
 // Reading the source tree for locations: plain line scans, no parser; each rule is narrow enough that a test
-// can check every location resolves (tests/reports/explain_test.cpp).
+// can check every location resolves (tests/reports/explain_test.cpp), and each starts from a name, never from a
+// statement's text.
 #include "reports/source_lines.hpp"
 
 #include <fmt/format.h>
@@ -45,6 +46,28 @@ bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 bool calls(const std::string& line, const std::string& name) {
   for (size_t at = line.find(name + "("); at != std::string::npos; at = line.find(name + "(", at + 1))
     if (at == 0 || !word_char(line[at - 1])) return true;
+  return false;
+}
+
+// A statement that is not a declaration: control flow, a return, a throw.
+bool starts_statement(const std::string& t) {
+  for (const char* k : {"return", "if", "else", "for", "while", "switch", "case", "do", "throw", "delete", "new",
+                        "using", "namespace", "template", "co_return", "goto"}) {
+    const size_t n = std::char_traits<char>::length(k);
+    if (t.compare(0, n, k) == 0 && (t.size() == n || !word_char(t[n]))) return true;
+  }
+  return false;
+}
+
+// The line holds tap kind `kind` as a string literal: the whole kind ("final/norm") or the tail after one or more of
+// its first parts, as a mixer records its taps under its prefix ("proj/q" of "lightning/proj/q"), never a last part
+// alone ("out").
+bool records(const std::string& line, const std::string& kind) {
+  for (size_t at = 0; at != std::string::npos; at = kind.find('/', at + 1)) {
+    const std::string tail = at == 0 ? kind : kind.substr(at + 1);
+    if (tail.find('/') == std::string::npos) break;
+    if (line.find('"' + tail + '"') != std::string::npos) return true;
+  }
   return false;
 }
 
@@ -107,43 +130,79 @@ std::string source_purpose(const std::string& rel) {
   return out;
 }
 
-SourceLine find_statement(const std::string& rel, const std::string& piece) {
-  SourceLine s{rel, 0, piece, "", ""};
-  const auto& lines = source_file(rel);
-  if (lines.empty()) {
-    s.error = fmt::format("{}: no such file in the source tree", rel);
-    return s;
-  }
-  std::vector<size_t> hits;
-  for (size_t i = 0; i < lines.size(); ++i)
-    if (lines[i].find(piece) != std::string::npos) hits.push_back(i);
-  if (hits.size() == 1) {
-    s.line = int(hits[0] + 1);
-    s.text = statement_at(lines, hits[0]);
-  } else if (hits.empty()) {
-    s.error = fmt::format("{}: no line contains '{}'", rel, piece);
-  } else {
-    s.error = fmt::format("{}: '{}' occurs on {} lines ({}, {}, ...); a location needs a unique piece", rel, piece,
-                          hits.size(), hits[0] + 1, hits[1] + 1);
-  }
-  return s;
-}
-
 std::vector<SourceLine> find_definitions(const std::string& rel, const std::string& name) {
   std::vector<SourceLine> out;
   const auto& lines = source_file(rel);
   for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string& l = lines[i];
-    if (l.empty() || !(std::isalpha(static_cast<unsigned char>(l[0])) || l[0] == '_') || l.rfind("//", 0) == 0)
+    const std::string t = trim(lines[i]);
+    if (t.empty() || !(std::isalpha(static_cast<unsigned char>(t[0])) || t[0] == '_') || starts_statement(t)) continue;
+    const size_t at = t.find(name + "(");
+    if (at == std::string::npos || !calls(t, name)) continue;
+    // a type or qualifier before the name (not a call `name(...)`, `x.name(`, `p->name(`); no '=' before it
+    if (at == 0 || t.find('=') < at || !(t[at - 1] == ' ' || t[at - 1] == '*' || t[at - 1] == '&' || t[at - 1] == ':'))
       continue;
-    if (!calls(l, name) || l.find('=') < l.find(name + "(")) continue;  // a call in an initialiser is no definition
     // A declaration ends its statement with ';' before any '{'.
-    std::string stmt = statement_at(lines, i);
+    const std::string stmt = statement_at(lines, i);
     const size_t brace = stmt.find('{'), semi = stmt.find(';');
-    if (semi != std::string::npos && (brace == std::string::npos || semi < brace)) continue;
-    out.push_back(SourceLine{rel, int(i + 1), name, trim(l), ""});
+    if (brace == std::string::npos || (semi != std::string::npos && semi < brace)) continue;
+    out.push_back(SourceLine{rel, int(i + 1), name, t, ""});
   }
   return out;
+}
+
+SourceLine find_declaration(const std::string& rel, const std::string& name) {
+  SourceLine s{rel, 0, name, "", ""};
+  const auto& lines = source_file(rel);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (l.empty() || !(std::isalpha(static_cast<unsigned char>(l[0])) || l[0] == '_') || !calls(l, name)) continue;
+    const std::string stmt = statement_at(lines, i);
+    const size_t brace = stmt.find('{'), semi = stmt.find(';');
+    if (semi == std::string::npos || (brace != std::string::npos && brace < semi)) continue;
+    s.line = int(i + 1);
+    s.text = trim(l);
+    return s;
+  }
+  s.error = lines.empty() ? fmt::format("{}: no such file in the source tree", rel)
+                          : fmt::format("{}: no declaration of {}() at column 0", rel, name);
+  return s;
+}
+
+SourceLine find_step(const std::string& rel, const std::vector<std::string>& taps,
+                     const std::vector<std::string>& functions) {
+  const auto& lines = source_file(rel);
+  SourceLine s{rel, 0, "", "", ""};
+  if (lines.empty()) {
+    s.error = fmt::format("{}: no such file in the source tree", rel);
+    return s;
+  }
+  for (const std::string& kind : taps)
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (!records(lines[i], kind)) continue;
+      // upwards to the start of the function: a line at column 0 (its signature, or the brace that ended the last)
+      for (size_t j = i + 1; j-- > 0;) {
+        const std::string code = code_only(lines[j]);
+        for (const std::string& f : functions)
+          if (calls(code, f)) {
+            size_t first = j;  // the call may sit on a continuation line: the statement starts above
+            while (first > 0 && !ends_statement(lines[first - 1]) &&
+                   std::isspace(static_cast<unsigned char>(lines[first - 1][0])))
+              --first;
+            s.line = int(first + 1);
+            s.name = f;
+            s.text = statement_at(lines, first);
+            return s;
+          }
+        if (j < i && !lines[j].empty() && !std::isspace(static_cast<unsigned char>(lines[j][0]))) break;
+      }
+    }
+  std::string names;
+  for (const std::string& f : functions) names += (names.empty() ? "" : ", ") + f + "()";
+  std::string kinds;
+  for (const std::string& k : taps) kinds += (kinds.empty() ? "" : ", ") + k;
+  s.error = fmt::format("{}: no line records {} after a call of {} in the same function", rel,
+                        kinds.empty() ? "a tap" : kinds, names.empty() ? "a function" : names);
+  return s;
 }
 
 std::vector<SourceLine> find_kernels(const std::string& rel) {

@@ -3,8 +3,9 @@
 // (compare/op_table.hpp).
 #pragma once
 #include <string>
+#include <vector>
 
-#include "compare/op_table.hpp"
+#include "ops/op.hpp"
 #include "model/taps.hpp"
 
 namespace salasim {
@@ -19,6 +20,8 @@ TapMap run_op_reference(const op::OpInputs& x, bool peer);
 // (scenarios/op_gpu_stub.cpp), no GPU at run time, or inputs the kernels are not built for: a salasim::Error
 // (exit 2) saying so. `device` gets the GPU's name.
 TapMap run_op_gpu(const op::OpInputs& x, std::string* device);
+// The ops the CUDA backend runs, by name (none without the CUDA path): every op of the registry, a test checks.
+std::vector<std::string> gpu_op_names();
 // The same refusal alone (no CUDA path or no GPU usable here: exit 2, as `salasim run`), for a check before the
 // inputs are read.
 void check_gpu();

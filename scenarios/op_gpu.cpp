@@ -14,7 +14,7 @@
 #include "gpu/linear.hpp"
 #include "gpu/ops.hpp"
 #include "gpu/select_blocks.hpp"
-#include "gpu/sparse_attn.hpp"
+#include "gpu/sparse_args.hpp"
 #include "model/bf16.hpp"
 #include "model/error.hpp"
 #include "reference/ops.hpp"
@@ -70,6 +70,23 @@ struct Put {
     f(i, std::move(shape), std::move(data), integer);
   }
 };
+
+void gpu_embed(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int V = int(x.dim("V")), D = int(x.dim("D"));
+  const std::vector<double>& ids = x.tensor("tokens").data;
+  Buffer<bf16_t> E = up(x.tensor("E"), "embedding"), h(size_t(T * D), "h");
+  const Buffer<int32_t> tokens = gpu::to_device(std::vector<int32_t>(ids.begin(), ids.end()), "tokens");
+  gpu::embed(E.get(), tokens.get(), T, D, V, float(x.f("scale")), h.get(), nullptr);
+  put(0, {T, D}, down(h));
+}
+
+void gpu_linear(const op::OpInputs& x, int64_t T, const Put& put) {
+  const int in = int(x.dim("in")), out = int(x.dim("out"));
+  Buffer<bf16_t> a = up(x.tensor("x"), "x"), W = up(x.tensor("w"), "weight"), y(size_t(T * out), "y");
+  gpu::Blas blas(nullptr);
+  gpu::linear(blas, a.get(), in, W.get(), T, in, out, y.get(), out);
+  put(0, {T, out}, down(y));
+}
 
 void gpu_rmsnorm(const op::OpInputs& x, int64_t T, const Put& put) {
   const int n = int(x.dim("n"));
@@ -137,15 +154,12 @@ void gpu_select_blocks(const op::OpInputs& x, int64_t T, const Put& put) {
   Buffer<bf16_t> q = up(x.tensor("q"), "q"), dk1 = up(k1, "k1"), dk2 = up(k2, "k2");
   Buffer<int32_t> blocks(size_t(T * G * Ks), "selected blocks");
   Buffer<float> scores(size_t(T * G * NB), "block scores");
-  gpu::SelectArgs a;
-  a.q = q.get(), a.ldq = x.dim("H") * x.dim("hd"), a.T = T, a.pos0 = pos0;
-  a.k1 = dk1.get(), a.k1_cap = k1.shape[1], a.k2 = dk2.get(), a.k2_cap = k2.shape[1];
-  a.H = int(x.dim("H")), a.G = G, a.hd = int(x.dim("hd")), a.tau = float(x.f("tau"));
-  a.kernel = int(x.i("kernel")), a.stride = int(x.i("stride")), a.block = int(x.i("block"));
-  a.init_blocks = int(x.i("init_blocks")), a.local_blocks = int(x.i("local_blocks")), a.k_sel = Ks;
-  a.blocks = blocks.get(), a.scores = scores.get(), a.n_blocks = NB;
-  Buffer<uint8_t> ws(gpu::select_blocks_workspace(T, pos0 + T, a.H, G, a.kernel, a.stride), "select workspace");
-  a.workspace = ws.get(), a.workspace_bytes = ws.size();
+  const SparseRules r = op::select_rules(x);
+  gpu::SparseCache c;
+  c.K1 = dk1.get(), c.cap1 = k1.shape[1], c.K2 = dk2.get(), c.cap2 = k2.shape[1];
+  Buffer<uint8_t> ws(gpu::select_blocks_workspace(T, pos0 + T, r.heads, G, r.kernel, r.stride), "select workspace");
+  const gpu::SelectArgs a = gpu::select_args(r, {q.get(), x.dim("H") * x.dim("hd"), T, pos0}, c, blocks.get(),
+                                             scores.get(), NB, {ws.get(), ws.size()});
   gpu::select_blocks(a, nullptr);
   put(0, {T, G, Ks}, down_plain(blocks), true);
   put(1, {T, G, NB}, down_plain(scores));
@@ -170,12 +184,12 @@ void gpu_attention(const op::OpInputs& x, int64_t T, const Put& put) {
     blocks = gpu::to_device(std::vector<int32_t>(b.begin(), b.end()), "selected blocks");
   }
   Buffer<uint8_t> ws(std::max<size_t>(1, gpu::sparse_attn_workspace_bytes(T, G, Ks, L)), "attention split partials");
-  gpu::AttnArgs a;
-  a.q = q.get(), a.ldq = HD, a.T = T, a.pos0 = x.i("pos0");
-  a.K = K.get(), a.V = V.get(), a.cap = L;
-  a.H = int(x.dim("H")), a.G = G, a.hd = int(x.dim("hd")), a.tau = float(x.f("tau")), a.block = 64;
-  a.blocks = sparse ? blocks.get() : nullptr, a.k_sel = Ks;
-  a.out = out.get(), a.ldo = HD, a.workspace = ws.get(), a.workspace_bytes = ws.size();
+  SparseRules r;
+  r.heads = int(x.dim("H")), r.groups = G, r.hd = int(x.dim("hd")), r.tau = x.f("tau"), r.block = 64, r.k_sel = Ks;
+  gpu::SparseCache c;
+  c.K = K.get(), c.V = V.get(), c.cap = L;
+  const gpu::AttnArgs a = gpu::attn_args(r, {q.get(), HD, T, x.i("pos0")}, c, sparse ? blocks.get() : nullptr,
+                                         out.get(), HD, {ws.get(), ws.size()});
   if (sparse) gpu::sparse_attn(a, nullptr);
   else gpu::dense_attn(a, nullptr);
   put(0, {T, HD}, down(out));
@@ -188,7 +202,7 @@ void gpu_gate(const op::OpInputs& x, int64_t T, const Put& put) {
   put(0, {T, n}, down(y));
 }
 
-void gpu_mlp_act(const op::OpInputs& x, int64_t T, const Put& put) {
+void gpu_mlp(const op::OpInputs& x, int64_t T, const Put& put) {
   const int I = int(x.dim("I"));
   const std::vector<double>&g = x.tensor("g").data, &u = x.tensor("u").data;
   std::vector<double> gu;  // [T, 2I]: g | u side by side, as the fused gate_up projection leaves them
@@ -221,6 +235,8 @@ void gpu_logits(const op::OpInputs& x, int64_t T, const Put& put) {
 using GpuOp = void (*)(const op::OpInputs&, int64_t, const Put&);
 const std::map<std::string, GpuOp>& gpu_ops() {
   static const std::map<std::string, GpuOp> ops = {
+      {"embed", gpu_embed},
+      {"linear", gpu_linear},
       {"rmsnorm", gpu_rmsnorm},
       {"rope", gpu_rope},
       {"gla", gpu_gla},
@@ -229,7 +245,7 @@ const std::map<std::string, GpuOp>& gpu_ops() {
       {"sparse_attn", gpu_attention},
       {"dense_attn", gpu_attention},
       {"gate", gpu_gate},
-      {"mlp_act", gpu_mlp_act},
+      {"mlp", gpu_mlp},
       {"residual", gpu_residual},
       {"logits", gpu_logits},
   };
@@ -237,6 +253,12 @@ const std::map<std::string, GpuOp>& gpu_ops() {
 }
 
 }  // namespace
+
+std::vector<std::string> gpu_op_names() {
+  std::vector<std::string> n;
+  for (const auto& [name, f] : gpu_ops()) n.push_back(name);
+  return n;
+}
 
 void check_gpu() {
   std::string why;

@@ -10,6 +10,8 @@ void check_gpu() {
       "SALASIM_CUDA=ON); --backend reference and peer run here");
 }
 
+std::vector<std::string> gpu_op_names() { return {}; }
+
 TapMap run_op_gpu(const op::OpInputs&, std::string*) {
   check_gpu();
   return {};

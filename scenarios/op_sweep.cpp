@@ -88,7 +88,7 @@ OpCaseResult run_op_case(const op::OpSpec& s, const op::CaseSizes& c, const Swee
 std::vector<OpCaseResult> run_op_sweep(const SweepOptions& o, const std::function<void(const OpCaseResult&)>& each) {
   std::vector<const op::OpSpec*> ops;
   if (o.ops.empty())
-    for (const op::OpSpec& s : op::op_table()) ops.push_back(&s);
+    for (const op::OpSpec& s : op::registry()) ops.push_back(&s);
   else
     for (const std::string& n : o.ops) ops.push_back(&op::find_op(n));
   const OpBackend backend = sweep_backend(o.backend);

@@ -1,5 +1,5 @@
 // `salasim op NAME --random` and `salasim op --sweep` (docs/op.md#generated-inputs): generated inputs
-// (compare/op_random.hpp) through the reference, its bf16 peer and, on a GPU, the CUDA path, each case gated by the
+// (ops/random.hpp) through the reference, its bf16 peer and, on a GPU, the CUDA path, each case gated by the
 // tolerance table as `salasim diff` gates two dumps, with optional timings.
 #pragma once
 #include <nlohmann/json_fwd.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/op_random.hpp"
+#include "ops/op.hpp"
 #include "compare/report.hpp"
 #include "model/taps.hpp"
 

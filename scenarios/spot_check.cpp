@@ -118,7 +118,7 @@ const ref::Num kNums[2] = {ref::f64(), ref::peer()};
 
 void check_sparse(const ModelConfig& c, const SpotInput& s, Sides& out) {
   const SparseSpot& in = s.sparse;
-  const ref::SelectParams sp = ref::select_params(c);
+  const ref::SelectParams sp = sparse_rules(c);
   const int64_t N = int64_t(s.positions.size()), H = c.num_attention_heads, G = c.num_key_value_heads,
                 hd = c.head_dim, len = s.len, K = sp.k_sel;
   const int64_t NB = (len + sp.block - 1) / sp.block;

@@ -80,7 +80,7 @@ struct SparseCase {
 
 }  // namespace
 
-TEST_CASE("op: rmsnorm, gate, mlp_act, residual and logits equal the library calls bit for bit", "[op_cli]") {
+TEST_CASE("op: rmsnorm, gate, mlp, residual and logits equal the library calls bit for bit", "[op_cli]") {
   const int64_t T = 9;
   const Mat x = randn(T, 40, 1), w = randn(1, 40, 2), z = randn(T, 40, 3, 2.0), W = randn(23, 40, 4, 0.2);
   OpInputFile(file("rmsnorm.h5")).mat("x", x).mat("w", w, {40}, true).num("eps", 1e-6);
@@ -89,8 +89,8 @@ TEST_CASE("op: rmsnorm, gate, mlp_act, residual and logits equal the library cal
        tap(ref::rmsnorm(x, w32.row(0).transpose(), 1e-6, ref::f64())));
   OpInputFile(file("gate.h5")).mat("x", x).mat("z", z);
   same(op_outputs("gate", file("gate.h5")), "/op/lightning/gate/out", tap(ref::gate(x, z, ref::f64())));
-  OpInputFile(file("mlp_act.h5")).mat("g", z).mat("u", x);
-  same(op_outputs("mlp_act", file("mlp_act.h5")), "/op/mlp/act", tap(ref::mlp_act(z, x, ref::f64())));
+  OpInputFile(file("mlp.h5")).mat("g", z).mat("u", x);
+  same(op_outputs("mlp", file("mlp.h5")), "/op/mlp/act", tap(ref::mlp_act(z, x, ref::f64())));
   OpInputFile(file("residual.h5")).mat("h", x).mat("branch", z).num("scale", 0.2474873734);
   Mat h = x;
   ref::residual(h, z, 0.2474873734, ref::f64());
@@ -349,7 +349,7 @@ TEST_CASE("op: --help and docs/op.md show each op's table as the op table holds 
   std::ifstream f(source_path("docs/op.md"));
   const std::string doc((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   REQUIRE(!doc.empty());
-  for (const op::OpSpec& s : op::op_table()) {
+  for (const op::OpSpec& s : op::registry()) {
     INFO(s.name);
     CHECK(doc.find(op::op_help(s)) != std::string::npos);
     const CliResult r = run_salasim("op " + s.name + " --help");

@@ -22,7 +22,8 @@ using ref::Mat;
 namespace {
 
 const std::string& dir() {
-  static const std::string d = scratch_dir("op_cli_gpu_" + std::to_string(::getpid()));  // ctest runs the cases side by side
+  static const std::string d =
+      scratch_dir("op_cli_gpu_" + std::to_string(::getpid()));  // ctest runs the cases side by side
   return d;
 }
 std::string file(const std::string& name) { return dir() + "/" + name; }
@@ -36,7 +37,9 @@ void gated(const std::string& op, const std::string& in) {
   CHECK(rep.pass());
 }
 
-std::vector<hsize_t> heads(const std::vector<Mat>& m) { return {hsize_t(m.size()), hsize_t(m[0].rows()), hsize_t(m[0].cols())}; }
+std::vector<hsize_t> heads(const std::vector<Mat>& m) {
+  return {hsize_t(m.size()), hsize_t(m[0].rows()), hsize_t(m[0].cols())};
+}
 
 }  // namespace
 
@@ -49,8 +52,8 @@ TEST_CASE("op: --backend gpu of every op passes its tolerance rows against the r
     const Mat z = bf16_round(randn(7, 1000, 3, 2.0));
     OpInputFile(file("gate.h5")).mat("x", x).mat("z", z);
     gated("gate", file("gate.h5"));
-    OpInputFile(file("mlp_act.h5")).mat("g", z).mat("u", x);
-    gated("mlp_act", file("mlp_act.h5"));
+    OpInputFile(file("mlp.h5")).mat("g", z).mat("u", x);
+    gated("mlp", file("mlp.h5"));
     OpInputFile(file("residual.h5")).mat("h", x).mat("branch", z).num("scale", 0.2474873734);
     gated("residual", file("residual.h5"));
     const Mat W = bf16_round(randn(300, 1000, 4, 0.03));
@@ -58,7 +61,10 @@ TEST_CASE("op: --backend gpu of every op passes its tolerance rows against the r
     gated("logits", file("logits.h5"));
   }
   {
-    OpInputFile(file("rope.h5")).mat("x", bf16_round(randn(63, 3 * hd, 5))).whole("head_dim", hd).whole("pos0", 8190)
+    OpInputFile(file("rope.h5"))
+        .mat("x", bf16_round(randn(63, 3 * hd, 5)))
+        .whole("head_dim", hd)
+        .whole("pos0", 8190)
         .num("theta", 1e4);
     gated("rope", file("rope.h5"));
   }
@@ -67,8 +73,13 @@ TEST_CASE("op: --backend gpu of every op passes its tolerance rows against the r
     const Mat q = bf16_round(randn(T, Hl * hd, 6, 0.3)), k = bf16_round(randn(T, Hl * hd, 7, 0.3)),
               v = bf16_round(randn(T, Hl * hd, 8));
     const std::vector<Mat> S0 = {randn(hd, hd, 9, 0.1), randn(hd, hd, 10, 0.1), randn(hd, hd, 11, 0.1)};
-    OpInputFile(file("gla.h5")).mat("q", q).mat("k", k).mat("v", v).mat("gamma", Mat(Eigen::RowVector3d(-0.02, -0.2, -1.0)), {3})
-        .mat("state", stack(S0), {3, hd, hd}).num("tau", 1.0 / std::sqrt(double(hd)));
+    OpInputFile(file("gla.h5"))
+        .mat("q", q)
+        .mat("k", k)
+        .mat("v", v)
+        .mat("gamma", Mat(Eigen::RowVector3d(-0.02, -0.2, -1.0)), {3})
+        .mat("state", stack(S0), {3, hd, hd})
+        .num("tau", 1.0 / std::sqrt(double(hd)));
     INFO("T = " << T);
     gated("gla", file("gla.h5"));
   }
@@ -85,26 +96,40 @@ TEST_CASE("op: --backend gpu of every op passes its tolerance rows against the r
     gated("compress_k", file("compress_k.h5"));
     const Mat q = bf16_round(randn(T, H * hd, 16));
     const double tau = 1.0 / std::sqrt(double(hd));
-    OpInputFile(file("select.h5")).mat("q", q).mat("k1", stack(K1), heads(K1)).mat("k2", stack(K2), heads(K2))
-        .whole("pos0", pos0).num("tau", tau).whole("local_blocks", 4).whole("k_sel", 16);
+    OpInputFile(file("select.h5"))
+        .mat("q", q)
+        .mat("k1", stack(K1), heads(K1))
+        .mat("k2", stack(K2), heads(K2))
+        .whole("pos0", pos0)
+        .num("tau", tau)
+        .whole("local_blocks", 4)
+        .whole("k_sel", 16);
     gated("select_blocks", file("select.h5"));
     ref::SelectParams sp;
     sp.heads = H, sp.groups = G, sp.hd = hd, sp.tau = tau, sp.local_blocks = 4, sp.k_sel = 16;
     const ref::Selection sel = ref::select_blocks(q, pos0, K1, K2, sp, (L + 63) / 64, false, ref::f64());
-    OpInputFile(file("sparse.h5")).mat("q", q).mat("k", stack(K), heads(K)).mat("v", stack(V), heads(V))
+    OpInputFile(file("sparse.h5"))
+        .mat("q", q)
+        .mat("k", stack(K), heads(K))
+        .mat("v", stack(V), heads(V))
         .ints("blocks", std::vector<int64_t>(sel.blocks.begin(), sel.blocks.end()), {hsize_t(T), hsize_t(G), 16})
-        .whole("pos0", pos0).num("tau", tau);
+        .whole("pos0", pos0)
+        .num("tau", tau);
     gated("sparse_attn", file("sparse.h5"));
-    OpInputFile(file("dense.h5")).mat("q", q).mat("k", stack(K), heads(K)).mat("v", stack(V), heads(V))
-        .whole("pos0", pos0).num("tau", tau);
+    OpInputFile(file("dense.h5"))
+        .mat("q", q)
+        .mat("k", stack(K), heads(K))
+        .mat("v", stack(V), heads(V))
+        .whole("pos0", pos0)
+        .num("tau", tau);
     gated("dense_attn", file("dense.h5"));
   }
 }
 
 TEST_CASE("op: --backend gpu refuses shapes its kernels are not built for, exit 2 naming the size", "[op_cli][gpu]") {
   OpInputFile(file("rope64.h5")).mat("x", randn(4, 128, 20)).whole("head_dim", 64).whole("pos0", 0).num("theta", 1e4);
-  const CliResult r = run_salasim(fmt::format("op rope --in {} --out {} --backend gpu --force", file("rope64.h5"),
-                                              file("rope64.out.h5")));
+  const CliResult r = run_salasim(
+      fmt::format("op rope --in {} --out {} --backend gpu --force", file("rope64.h5"), file("rope64.out.h5")));
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("head_dim 128; attribute 'head_dim' is 64") != std::string::npos);

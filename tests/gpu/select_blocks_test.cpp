@@ -83,8 +83,9 @@ struct GpuSelection {
 // The GPU's selection for query rows [r0, r0 + T) of s (positions s.q_pos0 + r0 ..) over the keys before them.
 // Compressed-key rows that do not exist yet at the last query are NaN. The workspace is sized for ws_T queries.
 // Without want_scores the score output is not asked for (scores comes back empty), as in a run without taps.
-GpuSelection gpu_select(const Seq& s, int64_t r0, int64_t T, const ref::SelectParams& sp, int64_t n_blocks, int64_t ws_T,
-                        bool want_scores = true, gpu::SelectArgs::Engine engine = gpu::SelectArgs::Engine::automatic) {
+GpuSelection gpu_select(const Seq& s, int64_t r0, int64_t T, const ref::SelectParams& sp, int64_t n_blocks,
+                        int64_t ws_T, bool want_scores = true,
+                        gpu::SelectArgs::Engine engine = gpu::SelectArgs::Engine::automatic) {
   const int64_t pos0 = s.q_pos0 + r0, len = pos0 + T;
   const int64_t n1 = ref::n_windows(len, sp.kernel, sp.stride), n2 = ref::n_windows(len, 4 * sp.kernel, 4 * sp.stride);
   const int64_t cap1 = n1 + 13, cap2 = n2 + 3;
@@ -97,30 +98,10 @@ GpuSelection gpu_select(const Seq& s, int64_t r0, int64_t T, const ref::SelectPa
   const size_t ws_bytes = gpu::select_blocks_workspace(ws_T, len, sp.heads, sp.groups, sp.kernel, sp.stride);
   gpu::Buffer<uint8_t> ws(ws_bytes, "select workspace");
   test::poison(ws);
-  gpu::SelectArgs a;
-  a.q = qd.get();
-  a.ldq = int64_t(sp.heads) * sp.hd;
-  a.T = T;
-  a.pos0 = pos0;
-  a.k1 = k1.get();
-  a.k1_cap = cap1;
-  a.k2 = k2.get();
-  a.k2_cap = cap2;
-  a.H = sp.heads;
-  a.G = sp.groups;
-  a.hd = sp.hd;
-  a.tau = float(sp.tau);
-  a.kernel = sp.kernel;
-  a.stride = sp.stride;
-  a.block = sp.block;
-  a.init_blocks = sp.init_blocks;
-  a.local_blocks = sp.local_blocks;
-  a.k_sel = sp.k_sel;
-  a.blocks = blocks.get();
-  a.scores = want_scores ? scores.get() : nullptr;
-  a.n_blocks = n_blocks;
-  a.workspace = ws.get();
-  a.workspace_bytes = ws.size();
+  gpu::SparseCache c;
+  c.K1 = k1.get(), c.cap1 = cap1, c.K2 = k2.get(), c.cap2 = cap2;
+  gpu::SelectArgs a = gpu::select_args(sp, {qd.get(), int64_t(sp.heads) * sp.hd, T, pos0}, c, blocks.get(),
+                                       want_scores ? scores.get() : nullptr, n_blocks, {ws.get(), ws.size()});
   a.engine = engine;
   gpu::select_blocks(a, nullptr);
   gpu::synchronize();
@@ -142,10 +123,8 @@ void check_rows(const std::vector<int32_t>& blocks, int64_t pos0, int64_t T, con
       const int64_t qb = (pos0 + t) / sp.block, want = std::min<int64_t>(sp.k_sel, qb + 1);
       bool ok = true;
       for (int64_t i = 0; i < sp.k_sel; ++i) {
-        if (i < want)
-          ok &= row[i] >= 0 && row[i] <= qb && (i == 0 || row[i] > row[i - 1]);
-        else
-          ok &= row[i] == -1;
+        if (i < want) ok &= row[i] >= 0 && row[i] <= qb && (i == 0 || row[i] > row[i - 1]);
+        else ok &= row[i] == -1;
       }
       const std::set<int32_t> s(row, row + want);
       for (int64_t b = 0; b <= qb; ++b)
@@ -174,8 +153,8 @@ void check_against_reference(const GpuSelection& got, const ref::Selection& r64,
                                      << ", boundary " << f.boundary << ")");
     CHECK(rep.pass());
   }
-  test::check_gate("sparse/select/scores", test::scores_mat(r64.scores, T * G, NB), test::scores_mat(peer.scores, T * G, NB),
-                   test::scores_mat(got.scores, T * G, NB));
+  test::check_gate("sparse/select/scores", test::scores_mat(r64.scores, T * G, NB),
+                   test::scores_mat(peer.scores, T * G, NB), test::scores_mat(got.scores, T * G, NB));
 }
 
 // Reference selections (float64 and peer) of query rows [r0, r0 + T) of s.
@@ -210,7 +189,8 @@ TEST_CASE("select_blocks: matches the reference except inside the tie band", "[s
   }
 }
 
-TEST_CASE("select_blocks: the mma.sync and wgmma engines each match the reference except inside the tie band", "[select_blocks][gpu]") {
+TEST_CASE("select_blocks: the mma.sync and wgmma engines each match the reference except inside the tie band",
+          "[select_blocks][gpu]") {
   using Engine = gpu::SelectArgs::Engine;
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 6131;
@@ -219,8 +199,12 @@ TEST_CASE("select_blocks: the mma.sync and wgmma engines each match the referenc
   // (pos0, T, workspace queries): a partial last CTA of queries (T % 16 != 0) and partial tiles of windows, sub-chunks
   // of 5 queries (a CTA's warpgroups half empty), a decode step forced onto each engine, early queries (all forced),
   // the first queries, before any K1 window exists (zero scores)
-  for (auto [pos0, T, ws_T] : {std::tuple<int64_t, int64_t, int64_t>{9000, 37, 37}, {8191, 21, 5}, {L - 1, 1, 1},
-                               {6150, 2, 2}, {100, 40, 40}, {0, 20, 20}}) {
+  for (auto [pos0, T, ws_T] : {std::tuple<int64_t, int64_t, int64_t>{9000, 37, 37},
+                               {8191, 21, 5},
+                               {L - 1, 1, 1},
+                               {6150, 2, 2},
+                               {100, 40, 40},
+                               {0, 20, 20}}) {
     for (const Engine e : {Engine::mma, Engine::wgmma}) {
       INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1 << ", engine "
                    << (e == Engine::mma ? "mma" : "wgmma"));
@@ -259,12 +243,12 @@ TEST_CASE("select_blocks: exact ties go to the lower block index", "[select_bloc
     }
   CHECK(wrong_rows == 0);
   // and the bf16 peer, whose scores tie exactly too, agrees slot for slot
-  const ref::Selection peer =
-      ref::select_blocks(s.q, pos0, s.K1, s.K2, sp, NB, false, ref::peer());
+  const ref::Selection peer = ref::select_blocks(s.q, pos0, s.K1, s.K2, sp, NB, false, ref::peer());
   CHECK(peer.blocks == got.blocks);
 }
 
-TEST_CASE("select_blocks: a workspace of a few queries or no score output gives the same blocks bit for bit", "[select_blocks][gpu]") {
+TEST_CASE("select_blocks: a workspace of a few queries or no score output gives the same blocks bit for bit",
+          "[select_blocks][gpu]") {
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 6201;
   const int64_t L = 8400, NB = (L + sp.block - 1) / sp.block;
@@ -273,7 +257,7 @@ TEST_CASE("select_blocks: a workspace of a few queries or no score output gives 
   for (auto [pos0, T] : {std::pair<int64_t, int64_t>{8100, 300}, {0, 150}}) {
     INFO("seed " << seed << ", queries " << pos0 << " .. " << pos0 + T - 1);
     const GpuSelection one = gpu_select(s, pos0, T, sp, NB, T);
-    const GpuSelection many = gpu_select(s, pos0, T, sp, NB, 7);  // sub-chunks of ~7 queries
+    const GpuSelection many = gpu_select(s, pos0, T, sp, NB, 7);   // sub-chunks of ~7 queries
     const GpuSelection pairs = gpu_select(s, pos0, T, sp, NB, 2);  // sub-chunks of decode's size: prefill's grids still
     const GpuSelection bare = gpu_select(s, pos0, T, sp, NB, 7, false);
     CHECK(one.blocks == many.blocks);
@@ -349,15 +333,9 @@ TEST_CASE("select_blocks: a workspace too small for one query is an error", "[se
   gpu::Buffer<bf16_t> buf(size_t(1) << 20);
   gpu::Buffer<int32_t> blocks(size_t(2 * sp.k_sel));
   gpu::Buffer<uint8_t> ws(512);
-  gpu::SelectArgs a;
-  a.q = a.k1 = a.k2 = buf.get();
-  a.ldq = int64_t(sp.heads) * sp.hd;
-  a.T = 1;
-  a.pos0 = 9000;
-  a.k1_cap = a.k2_cap = 1024;
-  a.tau = float(sp.tau);
-  a.blocks = blocks.get();
-  a.workspace = ws.get();
-  a.workspace_bytes = ws.size();
+  gpu::SparseCache c;
+  c.K1 = c.K2 = buf.get(), c.cap1 = c.cap2 = 1024;
+  const gpu::SelectArgs a = gpu::select_args(sp, {buf.get(), int64_t(sp.heads) * sp.hd, 1, 9000}, c, blocks.get(),
+                                             nullptr, 0, {ws.get(), ws.size()});
   CHECK_THROWS_AS(gpu::select_blocks(a, nullptr), salasim::Error);
 }

@@ -34,7 +34,8 @@ Seq make_seq(int64_t L, const ref::SelectParams& sp, uint64_t seed) {
 // The GPU's attention output for queries pos0 .. pos0+T-1 (rows of s.q) over a cache holding keys 0 .. pos0+T-1
 // (rows past that are NaN). blocks: [T, G, k_sel] or empty (dense). q and out are embedded in wider rows (ldq, ldo
 // > H*hd) whose extra columns are NaN, so a kernel reading or writing outside its columns shows.
-ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp, const std::vector<int32_t>& blocks) {
+ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp,
+                  const std::vector<int32_t>& blocks) {
   const int64_t HD = int64_t(sp.heads) * sp.hd, ldq = HD + 264, ldo = HD + 72, cap = pos0 + T + 37;
   const gpu::Buffer<bf16_t> Kd = test::upload_heads(s.K, pos0 + T, cap), Vd = test::upload_heads(s.V, pos0 + T, cap);
   std::vector<bf16_t> qv(size_t(T * ldq), test::kBf16NaN);
@@ -45,30 +46,14 @@ ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams
   test::poison(out);
   gpu::Buffer<int32_t> bd;
   if (!blocks.empty()) bd = gpu::to_device(blocks, "selection");
-  gpu::AttnArgs a;
-  a.q = qd.get();
-  a.ldq = ldq;
-  a.T = T;
-  a.pos0 = pos0;
-  a.K = Kd.get();
-  a.V = Vd.get();
-  a.cap = cap;
-  a.H = sp.heads;
-  a.G = sp.groups;
-  a.hd = sp.hd;
-  a.tau = float(sp.tau);
-  a.block = sp.block;
-  a.blocks = blocks.empty() ? nullptr : bd.get();
-  a.k_sel = sp.k_sel;
-  a.out = out.get();
-  a.ldo = ldo;
-  gpu::Buffer<uint8_t> ws(std::max<size_t>(1, gpu::sparse_attn_workspace_bytes(T, sp.groups, sp.k_sel, pos0 + T)), "split partials");
-  a.workspace = ws.get();
-  a.workspace_bytes = ws.size();
-  if (blocks.empty())
-    gpu::dense_attn(a, nullptr);
-  else
-    gpu::sparse_attn(a, nullptr);
+  gpu::Buffer<uint8_t> ws(std::max<size_t>(1, gpu::sparse_attn_workspace_bytes(T, sp.groups, sp.k_sel, pos0 + T)),
+                          "split partials");
+  gpu::SparseCache c;
+  c.K = Kd.get(), c.V = Vd.get(), c.cap = cap;
+  const gpu::AttnArgs a = gpu::attn_args(sp, {qd.get(), ldq, T, pos0}, c, blocks.empty() ? nullptr : bd.get(),
+                                         out.get(), ldo, {ws.get(), ws.size()});
+  if (blocks.empty()) gpu::dense_attn(a, nullptr);
+  else gpu::sparse_attn(a, nullptr);
   gpu::synchronize();
   const ref::Mat all = test::download_bf16(out, T, ldo);
   int64_t outside = 0;  // the padding columns of out stay poisoned
@@ -130,7 +115,8 @@ TEST_CASE("sparse_attn: matches the float64 reference on the reference's selecti
   }
 }
 
-TEST_CASE("sparse_attn: random selections over a 16384-query chunk match the reference on sampled rows", "[sparse_attn][gpu][large]") {
+TEST_CASE("sparse_attn: random selections over a 16384-query chunk match the reference on sampled rows",
+          "[sparse_attn][gpu][large]") {
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 5301;
   const int64_t pos0 = 1000, T = 16384;
@@ -154,12 +140,14 @@ TEST_CASE("sparse_attn: random selections over a 16384-query chunk match the ref
 TEST_CASE("sparse_attn: decode-sized calls give the same bits on every run", "[sparse_attn][gpu]") {
   const ref::SelectParams sp = test::real_select_params();
   const Seq s = make_seq(12000, sp, 811);
-  for (auto [pos0, T, dense] : {std::tuple<int64_t, int64_t, bool>{s.L - 4, 4, false}, {s.L - 1, 1, false}, {5000, 3, true}}) {
+  for (auto [pos0, T, dense] :
+       {std::tuple<int64_t, int64_t, bool>{s.L - 4, 4, false}, {s.L - 1, 1, false}, {5000, 3, true}}) {
     INFO("queries " << pos0 << " .. " << pos0 + T - 1 << (dense ? ", dense" : ", sparse"));
     const std::vector<int32_t> blocks = dense ? std::vector<int32_t>{} : random_selection(pos0, T, sp, 97).blocks;
     const ref::Mat first = gpu_attn(s, pos0, T, sp, blocks);
     int64_t runs_differing = 0;
-    for (int run = 0; run < 24; ++run) runs_differing += (gpu_attn(s, pos0, T, sp, blocks).array() != first.array()).any();
+    for (int run = 0; run < 24; ++run)
+      runs_differing += (gpu_attn(s, pos0, T, sp, blocks).array() != first.array()).any();
     CHECK(runs_differing == 0);
   }
 }
@@ -191,7 +179,8 @@ TEST_CASE("dense_attn: decode-sized calls over more than 64 splits match the ref
   }
 }
 
-TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference on sampled rows", "[dense_attn][gpu][large]") {
+TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference on sampled rows",
+          "[dense_attn][gpu][large]") {
   const ref::SelectParams sp = test::real_select_params();
   const uint64_t seed = 5501;
   const int64_t T = 16384;
@@ -208,15 +197,12 @@ TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference
 TEST_CASE("sparse_attn: a head dim other than 128 or a cache too short is an error", "[sparse_attn][gpu]") {
   const ref::SelectParams sp = test::real_select_params();
   gpu::Buffer<bf16_t> buf(size_t(64) * 4096);
-  gpu::AttnArgs a;
-  a.q = a.K = a.V = buf.get();
-  a.out = buf.get();
-  a.ldq = a.ldo = int64_t(sp.heads) * sp.hd;
-  a.T = 4;
-  a.pos0 = 10;
-  a.cap = 14;
-  a.tau = float(sp.tau);
-  a.hd = 64;
+  SparseRules r = sp;
+  r.hd = 64;
+  gpu::SparseCache c;
+  c.K = c.V = buf.get(), c.cap = 14;
+  gpu::AttnArgs a = gpu::attn_args(r, {buf.get(), int64_t(sp.heads) * sp.hd, 4, 10}, c, nullptr, buf.get(),
+                                   int64_t(sp.heads) * sp.hd, {});
   CHECK_THROWS_AS(gpu::dense_attn(a, nullptr), salasim::Error);
   a.hd = 128;
   a.cap = 13;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpu/common.hpp"
+#include "gpu/sparse_args.hpp"
 #include "model/config.hpp"
 #include "model/taps.hpp"
 #include "reference/model.hpp"
@@ -19,7 +20,7 @@ namespace salasim::test {
 
 constexpr gpu::bf16_t kBf16NaN = 0xffff;  // what test::poison leaves in a bf16 buffer
 
-inline ref::SelectParams real_select_params() { return ref::select_params(load_config(real_config())); }
+inline ref::SelectParams real_select_params() { return sparse_rules(load_config(real_config())); }
 
 // G bf16-valued [rows, hd] matrices (one per kv head), fresh random.
 inline std::vector<ref::Mat> rand_heads(int G, int64_t rows, int hd, uint64_t seed, double scale) {
@@ -74,7 +75,9 @@ inline Tap ids_tap(const std::vector<int32_t>& v, int64_t T, int64_t G, int64_t 
   return Tap{{T, G, K}, std::vector<double>(v.begin(), v.end()), true, 0};
 }
 
-inline Tap scores_tap(const std::vector<double>& v, int64_t T, int64_t G, int64_t NB) { return Tap{{T, G, NB}, v, false, 0}; }
+inline Tap scores_tap(const std::vector<double>& v, int64_t T, int64_t G, int64_t NB) {
+  return Tap{{T, G, NB}, v, false, 0};
+}
 
 // A [T, G, NB] score array as a [T * G, NB] matrix for check_gate.
 inline ref::Mat scores_mat(const std::vector<double>& v, int64_t rows, int64_t NB) {

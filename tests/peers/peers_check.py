@@ -74,7 +74,7 @@ def selection_vs_reference():
 
 
 def help_table():
-    """{op: (inputs, attributes, output taps)} as `salasim op --help` lists them (the table in compare/op_table.cpp;
+    """{op: (inputs, attributes, output taps)} as `salasim op --help` lists them (the op registry, ops/<name>.cpp;
     one call for every op: each salasim start costs a few tenths of a second on a busy machine)."""
     r = subprocess.run([salasim, "op", "--help"], capture_output=True, text=True)
     check(r.returncode == 0, f"salasim op --help exited {r.returncode}: {r.stderr}")

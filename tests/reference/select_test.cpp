@@ -39,7 +39,7 @@ void compress(Keys& k, int64_t L, const SelectParams& sp) {
   }
 }
 
-SelectParams real_params() { return select_params(load_config(test::real_config())); }
+SelectParams real_params() { return sparse_rules(load_config(test::real_config())); }
 
 }  // namespace
 

@@ -13,7 +13,7 @@
 #include "reports/architecture.hpp"
 #include "reports/architecture_costs.hpp"
 #include "reports/latency.hpp"
-#include "reports/op_catalog.hpp"
+#include "ops/op.hpp"
 #include "reports/report.hpp"
 #include "reports/table.hpp"
 #include "tests/support/catch.hpp"
@@ -170,12 +170,13 @@ TEST_CASE("architecture: the per-op table is explain's counts timed by the laten
   for (int64_t ctx : {int64_t(4096), int64_t(1048576)}) {
     INFO(ctx);
     const std::vector<OpFloor> rows = op_floors(m, ctx, 16384, hw);
-    REQUIRE(rows.size() == op_names().size() + 1);
+    const std::vector<op::OpSpec>& ops = op::registry();
+    REQUIRE(rows.size() == ops.size() + 1);
     double prefill_s = 0, decode_s = 0, flops = 0, bytes = 0;
-    for (size_t i = 0; i < op_names().size(); ++i) {
+    for (size_t i = 0; i < ops.size(); ++i) {
       const OpFloor& r = rows[i];
       INFO(r.op);
-      CHECK(r.op == op_names()[i]);
+      CHECK(r.op == ops[i].name);
       const OpCard card = explain(m, r.op, ctx);
       CHECK(r.prefill.flops == card.cost_total.prefill.flops * double(ctx));
       CHECK(r.prefill.bytes == card.cost_total.prefill.bytes * double(ctx));
@@ -215,7 +216,8 @@ TEST_CASE("architecture: the page shows VRAM by component and every op at the ch
   CHECK(html.find("5. VRAM by component") != std::string::npos);
   CHECK(html.find("6. Every op at 256K tokens: FLOPs, bytes, intensity, bound and time at the floor on rtx5090") !=
         std::string::npos);
-  for (const std::string& op : op_names()) CHECK(html.find("<code>" + op + "</code></td>") != std::string::npos);
+  for (const op::OpSpec& op : op::registry())
+    CHECK(html.find("<code>" + op.name + "</code></td>") != std::string::npos);
   // The components at the chosen context, as the memory model gives them (the bar of 256K is added to the sweep).
   const Model m = load_model(test::real_config());
   const MemoryBreakdown b = memory_breakdown(m, WeightFormat::Bf16, 262144, o.ws);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "model/taps.hpp"
+#include "ops/op.hpp"
 #include "reports/explain.hpp"
 #include "reports/forward_flow.hpp"
 #include "reports/latency.hpp"
@@ -45,6 +46,13 @@ void check_cost(const Cost& got, const Cost& want, const std::string& what) {
 
 Cost add(Cost a, const Cost& b, double times = 1) {
   return {a.flops + times * b.flops, a.bytes + times * b.bytes, a.exps + times * b.exps};
+}
+
+// The registry's op names, in its order.
+std::vector<std::string> op_names() {
+  std::vector<std::string> n;
+  for (const op::OpSpec& s : op::registry()) n.push_back(s.name);
+  return n;
 }
 
 // A variant of the tiny config written to a scratch file: tied embeddings, no Lightning output gate, no q/k norm.
@@ -128,7 +136,8 @@ TEST_CASE("explain: costs on every card equal the latency model's", "[explain]")
       HwProfile unit;
       unit.bf16_flops = unit.bandwidth = unit.exp_per_s = 1;
       Cost decode, prefill;
-      for (const OpCost& o : call_costs(m, WeightFormat::Bf16, N, N + 1, true)) decode = add(decode, {o.flops, o.bytes, o.exps});
+      for (const OpCost& o : call_costs(m, WeightFormat::Bf16, N, N + 1, true))
+        decode = add(decode, {o.flops, o.bytes, o.exps});
       for (const OpTotal& o : prefill_ops(m, WeightFormat::Bf16, unit, N, 16384))
         prefill = add(prefill, {o.flops, o.bytes, o.exps}, 1.0 / double(N));
 
@@ -170,8 +179,10 @@ TEST_CASE("explain: costs on every card equal the latency model's", "[explain]")
         }
       CHECK(final_norm_rows == 1);
       const double nl = c.n_layers(Mixer::Lightning), ns = c.n_layers(Mixer::Sparse);
-      check_cost(add(add(outer_d, light.cost_total.decode, nl), sparse.cost_total.decode, ns), decode, "layers, decode");
-      check_cost(add(add(outer_p, light.cost_total.prefill, nl), sparse.cost_total.prefill, ns), prefill, "layers, prefill");
+      check_cost(add(add(outer_d, light.cost_total.decode, nl), sparse.cost_total.decode, ns), decode,
+                 "layers, decode");
+      check_cost(add(add(outer_p, light.cost_total.prefill, nl), sparse.cost_total.prefill, ns), prefill,
+                 "layers, prefill");
     }
 }
 
@@ -198,7 +209,7 @@ TEST_CASE("explain: every tap kind has its tolerance row and every row belongs t
   CHECK(claimed == rows);
 }
 
-TEST_CASE("explain: every file:line resolves in the source tree, and every step's statement is found once", "[explain]") {
+TEST_CASE("explain: every file:line resolves in the source tree, and every step's statement is found", "[explain]") {
   const Model m = load_model(test::real_config());
   int kernels = 0;
   for (const std::string& name : explain_names()) {
@@ -232,17 +243,25 @@ TEST_CASE("explain: every file:line resolves in the source tree, and every step'
       INFO(s.op << ": " << f);
       CHECK(!find_definitions("reference/" + s.op + ".cpp", f).empty());
     }
+  // Each step of the forward flow is found from its taps and its op's reference functions (or its definition).
   for (const std::string& path : {test::real_config(), variant_config()})
-    for (const FlowStep& s : forward_flow(load_model(path).sala))
-      for (const std::string& p : s.pieces) {
-        const SourceLine l = find_statement(s.file, p);
-        INFO(s.label << ": " << l.error);
-        CHECK(l.found());
-      }
-  // A piece found on no line, or on several, is an error that says so.
-  CHECK(find_statement("reference/model.cpp", "no such statement here").error.find("no line contains") != std::string::npos);
-  CHECK(find_statement("reference/model.cpp", "residual(h, ").error.find("occurs on 2 lines") != std::string::npos);
-  CHECK(!find_statement("reference/nonexistent.cpp", "x").found());
+    for (const FlowStep& s : forward_flow(load_model(path).sala)) {
+      const SourceLine l = step_source(s);
+      INFO(s.label << ": " << l.error);
+      CHECK(l.found());
+      if (!s.op.empty()) CHECK(!s.taps.empty());
+    }
+  // A tap no line records, or one recorded without a call of the function before it, is an error that says so;
+  // a name that is only called, or only declared, has no definition.
+  CHECK(find_step("reference/model.cpp", {"nowhere/out"}, {"rmsnorm"}).error.find("no line records") !=
+        std::string::npos);
+  CHECK(!find_step("reference/model.cpp", {"mlp/out"}, {"gla_chunked"}).found());
+  CHECK(find_step("reference/model.cpp", {"mlp/out"}, {"linear"}).found());
+  CHECK(!find_step("reference/nonexistent.cpp", {"mlp/out"}, {"linear"}).found());
+  CHECK(find_definitions("reference/model.cpp", "residual").empty());
+  CHECK(find_definitions("reference/ops.hpp", "gla_chunked").empty());
+  CHECK(find_declaration("reference/ops.hpp", "gla_chunked").found());
+  CHECK(find_definitions("gpu/runner.cpp", "sparse_layer").size() == 1);
 }
 
 TEST_CASE("explain: an unknown op is an error listing the known ones", "[explain]") {
@@ -250,8 +269,9 @@ TEST_CASE("explain: an unknown op is an error listing the known ones", "[explain
   const std::string e = test::error_of([&] { explain(m, "attention", 4096); });
   CHECK(e.find("unknown op 'attention'") != std::string::npos);
   for (const std::string& n : explain_names()) CHECK(e.find(n) != std::string::npos);
-  CHECK(test::error_of([&] { explain(load_model(test::source_path("scenarios/models/qwen3-8b.json")), "gla", 4096); })
-            .find("not a MiniCPM-SALA config") != std::string::npos);
+  CHECK(test::error_of([&] {
+          explain(load_model(test::source_path("scenarios/models/qwen3-8b.json")), "gla", 4096);
+        }).find("not a MiniCPM-SALA config") != std::string::npos);
 }
 
 TEST_CASE("explain: the text card and its JSON carry the same numbers, equations also in LaTeX", "[explain]") {

@@ -30,8 +30,8 @@ double class_sum(const std::vector<OpTotal>& ops, OpClass c, double OpTotal::*fi
 
 TEST_CASE("op costs: closed-form position sums equal brute-force sums", "[latency]") {
   // Odd ranges around the 6144 / 8192 switches and the pooling edges.
-  const int64_t ranges[][2] = {{0, 1}, {0, 63}, {5, 200}, {30, 33}, {100, 8193}, {6100, 6200}, {6143, 6145},
-                               {8191, 8193}, {16384, 20000}};
+  const int64_t ranges[][2] = {{0, 1},       {0, 63},      {5, 200},     {30, 33},      {100, 8193},
+                               {6100, 6200}, {6143, 6145}, {8191, 8193}, {16384, 20000}};
   for (const auto& r : ranges) {
     const int64_t a = r[0], b = r[1];
     double causal = 0, k1 = 0, k2 = 0, blocks = 0, sel = 0;
@@ -55,8 +55,8 @@ TEST_CASE("op costs: closed-form position sums equal brute-force sums", "[latenc
 TEST_CASE("latency: GEMMs are 2 x the layer weights per token, plus the lm_head once", "[latency]") {
   const Model s = load_model("scenarios/models/minicpm-sala-9b.json");
   const HwProfile hw = load_hw("h200");
-  // Layer matrices = total - embed - lm_head - norms (docs/spec.md §6): docs/performance.md's 8,875,517,952 less 370,688
-  // norm weights, which are not GEMM operands.
+  // Layer matrices = total - embed - lm_head - norms (docs/spec.md §6): docs/performance.md's 8,875,517,952 less
+  // 370,688 norm weights, which are not GEMM operands.
   const double layer_params = 9477203968.0 - 2 * 300843008.0 - (262144 + 4096 + 24 * (128 + 128 + 4096));
   const int64_t N = 65536;
   const std::vector<OpTotal> ops = prefill_ops(s, WeightFormat::Bf16, hw, N, 16384);
@@ -113,7 +113,7 @@ TEST_CASE("latency: sparse attention reads at most 6144 keys per query", "[laten
   // Below dense_len the sparse layers attend densely to every causal key.
   const auto ops = call_costs(s, WeightFormat::Bf16, 0, 8191, true);
   CHECK(op_sum(ops, "dense_attn", &OpCost::flops) == per_key * 8191.0 * 8192 / 2);
-  CHECK(op_sum(ops, "select", &OpCost::flops) == 0);
+  CHECK(op_sum(ops, "select_blocks", &OpCost::flops) == 0);
 }
 
 TEST_CASE("latency: the comparator's dense attention is 4 H d per causal key per layer", "[latency]") {
@@ -159,7 +159,8 @@ TEST_CASE("latency: efficiency factors divide the floors; E2E adds decode steps"
   CHECK(p.prefill_s[int(OpClass::Select)] == floor.prefill_s[int(OpClass::Select)]);
   CHECK(p.decode_ms == 4 * floor.decode_ms);
   // 3 generated tokens: the first from the prefill, two decode steps at positions 65536 and 65537.
-  const double steps = decode_step_floor(s, WeightFormat::Bf16, hw, 65536) + decode_step_floor(s, WeightFormat::Bf16, hw, 65537);
+  const double steps =
+      decode_step_floor(s, WeightFormat::Bf16, hw, 65536) + decode_step_floor(s, WeightFormat::Bf16, hw, 65537);
   CHECK(floor.e2e_s == floor.ttft_s + steps);
   // W4A16 changes weight bytes only: same prefill FLOPs, faster decode.
   const LatencyPrediction w4 = predict_latency(s, WeightFormat::W4A16, hw, Efficiency{}, 65536, 3, 16384);

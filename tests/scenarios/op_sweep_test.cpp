@@ -33,7 +33,7 @@ TEST_CASE("op_sweep: every sweep case of every op passes on the peer at seeds 0 
     int cases = 0;
     const std::vector<OpCaseResult> rs = run_op_sweep(o, [&](const OpCaseResult&) { ++cases; });
     CHECK(cases == int(rs.size()));
-    CHECK(rs.size() >= 2 * op::op_table().size());
+    CHECK(rs.size() >= 2 * op::registry().size());
     for (const OpCaseResult& r : rs) {
       INFO(r.op << " " << r.sizes << ": " << r.why);
       CHECK(r.verdict == CaseVerdict::Ok);
@@ -97,7 +97,7 @@ TEST_CASE("op_sweep: --perf times every backend, the JSON holds the verdict, the
   SweepOptions o;
   o.perf = true;
   o.rounds = 3;
-  o.ops = {"mlp_act"};
+  o.ops = {"mlp"};
   const std::vector<OpCaseResult> rs = run_op_sweep(o, nullptr);
   REQUIRE(!rs.empty());
   for (const OpCaseResult& r : rs) {
@@ -105,7 +105,7 @@ TEST_CASE("op_sweep: --perf times every backend, the JSON holds the verdict, the
     CHECK(r.peer_ms > 0);
     const nlohmann::json j = case_json(r);
     CHECK(j["verdict"] == "OK");
-    CHECK(j["op"] == "mlp_act");
+    CHECK(j["op"] == "mlp");
     CHECK(j["ms"]["reference"].get<double>() > 0);
     CHECK(j["taps"].size() == 1);
     CHECK(format_case_line(r, true).find("reference ") != std::string::npos);

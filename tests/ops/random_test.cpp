@@ -1,4 +1,4 @@
-// The input generators of `salasim op --random` and `--sweep` (compare/op_random.hpp): one per op of the table,
+// The input generators of `salasim op --random` and `--sweep` (ops/random.hpp): one per op of the registry,
 // every case they make passes the checks a user's file goes through, the values are a fixed function of the seed,
 // and --shape is read strictly.
 #include <unistd.h>
@@ -6,8 +6,8 @@
 #include <set>
 
 #include "compare/h5_inputs.hpp"
-#include "compare/op_random.hpp"
 #include "compare/op_table.hpp"
+#include "ops/op.hpp"
 #include "model/windows.hpp"
 #include "tests/support/catch.hpp"
 #include "tests/support/errors.hpp"
@@ -16,8 +16,8 @@
 using namespace salasim;
 using namespace salasim::test;
 
-TEST_CASE("op_random: every op of the table has keys, sweep cases and a generator whose inputs pass its checks") {
-  for (const op::OpSpec& s : op::op_table()) {
+TEST_CASE("random: every op of the registry has keys, sweep cases and a generator whose inputs pass its checks") {
+  for (const op::OpSpec& s : op::registry()) {
     INFO(s.name);
     REQUIRE(!op::case_keys(s).empty());
     const std::vector<op::CaseSizes> cases = op::sweep_cases(s);
@@ -34,7 +34,7 @@ TEST_CASE("op_random: every op of the table has keys, sweep cases and a generato
   }
 }
 
-TEST_CASE("op_random: the values are a function of op, sizes and seed") {
+TEST_CASE("random: the values are a function of op, sizes and seed") {
   const op::OpSpec& gla = op::find_op("gla");
   const op::CaseSizes c = op::parse_case(gla, "T=5,H=2,hd=8,state=1");
   const InputFile a = op::random_file(gla, c, 7), b = op::random_file(gla, c, 7), d = op::random_file(gla, c, 8);
@@ -52,7 +52,7 @@ TEST_CASE("op_random: the values are a function of op, sizes and seed") {
   CHECK(z.datasets.at("x").data == z2.datasets.at("x").data);
 }
 
-TEST_CASE("op_random: sparse_attn's block sets are causal, distinct, ascending, the own block and block 0 in each") {
+TEST_CASE("random: sparse_attn's block sets are causal, distinct, ascending, the own block and block 0 in each") {
   const op::OpSpec& s = op::find_op("sparse_attn");
   const op::CaseSizes c = op::parse_case(s, "T=40,G=2,H=4,hd=8,pos0=100,K=3,block=16");
   const InputFile f = op::random_file(s, c, 5);
@@ -73,7 +73,7 @@ TEST_CASE("op_random: sparse_attn's block sets are causal, distinct, ascending, 
         std::vector<double>{0, -1, -1});
 }
 
-TEST_CASE("op_random: select_blocks' compressed keys hold exactly the windows its queries need") {
+TEST_CASE("random: select_blocks' compressed keys hold exactly the windows its queries need") {
   const op::OpSpec& s = op::find_op("select_blocks");
   const op::CaseSizes c = op::parse_case(s, "T=3,G=1,H=2,hd=8,pos0=1000");
   const InputFile f = op::random_file(s, c, 0);
@@ -81,7 +81,7 @@ TEST_CASE("op_random: select_blocks' compressed keys hold exactly the windows it
   CHECK(f.datasets.at("k2").shape[1] == n_windows(1003, 128, 64));
 }
 
-TEST_CASE("op_random: --shape is read strictly, naming the key and the keys the op takes") {
+TEST_CASE("random: --shape is read strictly, naming the key and the keys the op takes") {
   const op::OpSpec& gla = op::find_op("gla");
   CHECK(op::parse_case(gla, "T=7").at("T") == 7);
   CHECK(op::parse_case(gla, "T=7").at("hd") == 128);  // the rest default
@@ -100,7 +100,7 @@ TEST_CASE("op_random: --shape is read strictly, naming the key and the keys the 
         std::string::npos);
 }
 
-TEST_CASE("op_random: a case past the value cap is refused before it is allocated") {
+TEST_CASE("random: a case past the value cap is refused before it is allocated") {
   const op::OpSpec& s = op::find_op("logits");
   const op::CaseSizes c = op::parse_case(s, "T=1,D=4096,V=16777216");
   const std::string e = error_of([&] { op::random_file(s, c, 0); });
@@ -113,8 +113,8 @@ TEST_CASE("op_random: a case past the value cap is refused before it is allocate
         }).find("16 query heads (H from dataset 'q') do not split evenly over 3 kv heads") != std::string::npos);
 }
 
-TEST_CASE("op_random: --save-inputs writes a file that reads back as the same inputs") {
-  const std::string dir = scratch_dir("op_random_" + std::to_string(::getpid()));
+TEST_CASE("random: --save-inputs writes a file that reads back as the same inputs") {
+  const std::string dir = scratch_dir("random_" + std::to_string(::getpid()));
   for (const char* name : {"gla", "sparse_attn", "rope"}) {
     INFO(name);
     const op::OpSpec& s = op::find_op(name);
