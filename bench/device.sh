@@ -279,7 +279,7 @@ step_decode_ncu() {  # step_decode_ncu 64K [steps]: every kernel of the first de
 RA=${RULER_ASSETS:-ruler-assets}
 step_ruler_assets() {
   mkdir -p "$RA"
-  "$B/salasim" ruler train-tokenizer --out "$RA/tokenizer.model" --vocab 1000 || { note "ruler_assets: tokenizer FAILED"; return 1; }
+  "$B/salasim" ruler train-tokenizer --out "$RA/tokenizer.model" --vocab 1000 --force || { note "ruler_assets: tokenizer FAILED"; return 1; }
   for len in 64K 256K 1M 2048K; do
     rm -f "$RA/niah_single_1_$len.jsonl" "$RA/niah_single_1_$len.jsonl.gz"
     "$B/salasim" ruler generate --task niah_single_1 --length $len --samples 1 --tokenizer "$RA/tokenizer.model" \

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -228,6 +228,11 @@ int run_gpus(const RunArgs& a) {
 }
 
 int run(const RunArgs& a) {
+  // Without --resume nothing is skipped, so --also-done would be read by nobody: a run that ignored it silently
+  // redid (and appended again) every sample the user meant to skip.
+  if (!a.also_done.empty() && !a.resume)
+    fail("--also-done {}: only --resume skips samples; pass --resume with it (nothing was run)",
+         excerpt(a.also_done.front()));
   if (!a.gpus.empty()) return run_gpus(a);
   if (a.backend != "gpu" && a.backend != "reference")
     fail("--backend '{}': expected gpu or reference", excerpt(a.backend));
@@ -325,24 +330,54 @@ struct TrainArgs {
   std::string out, words, haystack = kDefaultEssay;
   int vocab = 1000;
   uint64_t seed = 1;
+  bool force = false;
 };
 
+// SentencePiece gives every character of the training text a piece of its own (character coverage 1.0), beside its
+// 256 byte pieces and the 5 special ones (unk, bos, eos, <|im_start|>, <|im_end|>): a smaller --vocab, the help's
+// least (300) for the default text included, failed inside the trainer with an assertion of its own.
+void check_vocab_fits(const std::string& text, int vocab) {
+  std::set<std::string> chars;  // UTF-8 code points
+  for (size_t i = 0; i < text.size();) {
+    size_t j = i + 1;
+    while (j < text.size() && (static_cast<unsigned char>(text[j]) & 0xC0) == 0x80) ++j;
+    chars.insert(text.substr(i, j - i));
+    i = j;
+  }
+  const int64_t need = int64_t(chars.size()) + 256 + 5;
+  if (vocab < need)
+    fail(
+        "--vocab {}: the training text holds {} different characters, each a piece of its own beside the 256 byte "
+        "pieces and 5 special ones: pass --vocab {} or more (nothing was written)",
+        vocab, chars.size(), need);
+}
+
+// Under the output policy like every output (model/output_file.hpp): --out is checked before any work and kept
+// unless --force; SentencePiece's trainer writes <prefix>.model and <prefix>.vocab of its own choosing, so it works
+// in a scratch folder beside --out (no `.train.txt` or `.vocab` of the user's is written over or deleted), and the
+// checked model is renamed into place whole.
 int train(const TrainArgs& a) {
+  if (a.out.size() <= 6 || a.out.compare(a.out.size() - 6, 6, ".model") != 0)
+    fail("--out {}: the tokenizer file name must end in .model (nothing was written)", excerpt(a.out));
+  const bool with_essay = !a.haystack.empty() && a.haystack != "none";
+  refuse_output_over_inputs(a.out, "--out", {{with_essay ? a.haystack : "", "--haystack-text"}});
+  if (!fs::path(a.out).parent_path().empty()) make_output_folder(fs::path(a.out).parent_path().string(), "--out");
+  OutputFile out(a.out, a.force, "--out");
   const WordLists words = load_word_lists(a.words);
   Essay essay;
-  const bool with_essay = !a.haystack.empty() && a.haystack != "none";
   if (with_essay) essay = load_essay(a.haystack);
-  const fs::path out(a.out);
-  if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
-  const std::string text_file = a.out + ".train.txt";
-  {
-    std::ofstream t(text_file, std::ios::binary);
-    t << tokenizer_training_text(words, with_essay ? &essay : nullptr, a.seed);
-    if (!t) fail("{}: cannot write the training text", text_file);
-  }
-  train_tokenizer(text_file, a.out, a.vocab);
-  fs::remove(text_file);
-  const Tokenizer tok = Tokenizer::load(a.out);
+  const ScratchFolder work(a.out);
+  const std::string text_file = (fs::path(work.path()) / "train.txt").string();
+  const std::string model = (fs::path(work.path()) / "tokenizer.model").string();
+  const std::string text = tokenizer_training_text(words, with_essay ? &essay : nullptr, a.seed);
+  check_vocab_fits(text, a.vocab);
+  write_file_atomic(text_file, text, true, "--out (its training text)");
+  train_tokenizer(text_file, model, a.vocab);
+  const Tokenizer tok = Tokenizer::load(model);  // what is put in place must load
+  if (::rename(model.c_str(), out.temp().c_str()) != 0)
+    fail("--out {}: cannot move the trained model into place: {}; nothing was written under its name", a.out,
+         std::strerror(errno));
+  out.commit();
   fmt::print("trained a {}-piece BPE SentencePiece model into {} (bos {}, eos {}, <|im_end|> {})\n", tok.vocab_size(),
              a.out, tok.bos_id(), tok.eos_id(), tok.id_of("<|im_end|>"));
   return 0;
@@ -422,8 +457,10 @@ void add_ruler(CLI::App& app, Run& run_out, int argc, char** argv) {
   auto tr = std::make_shared<TrainArgs>();
   c = r->add_subcommand("train-tokenizer",
                         "Train a small SentencePiece model on RULER-like text (tests, synthetic runs)");
-  c->add_option("--out", tr->out, "tokenizer.model to write")->required();
-  c->add_option("--vocab", tr->vocab, "pieces (<= the model's vocab_size)")
+  c->add_option("--out", tr->out, "tokenizer.model to write (refused when it exists, unless --force)")->required();
+  c->add_flag("--force", tr->force, "replace an existing --out");
+  c->add_option("--vocab", tr->vocab,
+                "pieces (<= the model's vocab_size; at least its characters + 261: 339 for the default text)")
       ->capture_default_str()
       ->check(CLI::Range(300, 1 << 20));
   c->add_option("--words", tr->words,

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <system_error>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -64,10 +65,17 @@ bool unknown_subcommand(CLI::App& app, int argc, char** argv) {
   _exit(code);
 }
 
+int report(const std::exception& e) {
+  const salasim::ExitReport r = salasim::exit_report(e);
+  fmt::print(stderr, "{}\n", r.message);
+  return r.code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   salasim::install_output_cleanup();  // SIGINT, SIGTERM, SIGHUP: remove the outputs' temporaries, then end
+  salasim::guard_inputs(true);        // no output of this command replaces a file it read
   // The reference's ops return fresh float64 matrices, up to a few hundred MB each ([4608, 4096] is 151 MB), and
   // verify's runs do so from two threads. glibc would map each from the kernel and unmap it when freed (per-thread
   // arenas always do above 64 MB), so every op paid page faults and zeroing: 15% of verify's CPU time. One arena, no
@@ -107,10 +115,12 @@ int main(int argc, char** argv) {
   int code = salasim::kExitBadInput;
   try {
     code = run ? run() : salasim::kExitBadInput;
+  } catch (const std::system_error& e) {
+    // fmt::print throws when standard output cannot take the text (`salasim diff A B > /dev/full`): that is the
+    // user's full disk or closed pipe, exit 2 with finish()'s message, not an internal error.
+    code = std::ferror(stdout) ? salasim::kExitBadInput : report(e);
   } catch (const std::exception& e) {
-    const salasim::ExitReport r = salasim::exit_report(e);
-    fmt::print(stderr, "{}\n", r.message);
-    code = r.code;
+    code = report(e);
   }
   finish(code);
 }

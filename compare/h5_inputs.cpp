@@ -9,6 +9,7 @@
 #include "compare/h5_util.hpp"
 #include "compare/hdf5_layout.hpp"
 #include "model/error.hpp"
+#include "model/json_field.hpp"
 #include "model/output_file.hpp"
 
 namespace salasim {
@@ -38,7 +39,7 @@ herr_t note_attr(hid_t, const char* name, const H5A_info_t*, void* data) {
 InputFile read_unguarded(const std::string& path, const std::vector<std::string>& datasets,
                          const std::vector<std::string>& attrs, const std::function<void(const InputFile&)>& check) {
   h5::Quiet quiet;
-  if (!std::filesystem::exists(path)) fail("{}: no such file", path);
+  require_regular_file(path, "an HDF5 file");  // a FIFO would block H5Fopen for good
   h5::Id f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not an HDF5 file (or not readable)"));
   InputFile in;
   in.path = path;

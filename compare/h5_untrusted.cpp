@@ -116,6 +116,9 @@ void walk(hid_t group, const std::string& prefix, const std::string& file,
 }
 
 void crash_guard(const std::string& path, const std::function<void()>& read, double timeout_s) {
+  // A FIFO blocks H5Fopen until a writer comes (in the child until the deadline, then in this process for good),
+  // and a device can do anything when opened: only a regular file is an HDF5 input.
+  require_regular_file(path, "an HDF5 file");
   constexpr int kRead = 0, kRefused = 86;  // the child's two clean endings; anything else is a crash
   if (timeout_s <= 0) {  // a legitimate read goes at tens of MB/s even when deflated: 30 s + 1 s per 10 MB
     std::error_code ec;

@@ -11,6 +11,7 @@
 #include "compare/h5_util.hpp"
 #include "compare/hdf5_layout.hpp"
 #include "model/error.hpp"
+#include "model/json_field.hpp"
 #include "model/output_file.hpp"
 
 namespace salasim {
@@ -79,7 +80,7 @@ using dump_layout::create_file;
 using dump_layout::write_dataset;
 
 h5::Id open_file(const std::string& path, const char* layout) {
-  if (!std::filesystem::exists(path)) fail("{}: no such file", path);
+  require_regular_file(path, "an HDF5 file");  // a FIFO would block H5Fopen for good
   h5::Id f(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not an HDF5 file (or not readable)"));
   if (!h5::has_attr(f.get(), "salasim_layout"))
     fail("{}: file attribute 'salasim_layout' is missing: not a salasim dump", path);

@@ -12,6 +12,7 @@
 
 #include "model/error.hpp"
 #include "model/limits.hpp"
+#include "model/output_file.hpp"
 
 namespace salasim {
 
@@ -282,42 +283,49 @@ void require_regular_file(const std::string& path, const std::string& what) {
   if (S_ISDIR(st.st_mode)) fail("{}: is a folder; expected {}", excerpt(path), what);
   if (!S_ISREG(st.st_mode))
     fail("{}: is not a regular file (a FIFO, a socket or a device); expected {}", excerpt(path), what);
+  note_input(path);  // every reader comes here first: no output of this process may replace it (output_file.hpp)
 }
 
-json parse_json_file(const std::string& path) {
+std::string read_regular_file(const std::string& path, const std::string& what, int64_t max_bytes,
+                              const std::string& input_kind) {
   // stat first: opening a FIFO blocks until a writer comes, and opening a device can do anything.
-  require_regular_file(path, "a JSON file");
+  require_regular_file(path, what);
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) fail("{}: cannot open file ({})", path, std::strerror(errno));
+  if (fd < 0) fail("{}: cannot open file ({}); expected {}", excerpt(path), std::strerror(errno), what);
   struct stat st {};
   // The same check on what was opened: the path may have been swapped for a FIFO since the stat.
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    fail("{}: is not a regular file; expected a JSON file", path);
+    fail("{}: is not a regular file; expected {}", excerpt(path), what);
   }
-  if (int64_t(st.st_size) > kJsonMaxBytes) {
+  if (int64_t(st.st_size) > max_bytes) {
     ::close(fd);
-    fail("{}: {} bytes, larger than {} MiB, the limit for JSON input (is it the right file?)", path,
-         int64_t(st.st_size), kJsonMaxBytes >> 20);
+    fail("{}: {} bytes, larger than {} MiB, the limit for {} (is it the right file?)", excerpt(path),
+         int64_t(st.st_size), max_bytes >> 20, input_kind);
   }
   // Read at most one byte past the cap: a file that grows while it is read (or a /proc file of size 0) still stops.
   std::string text;
   char buf[1 << 16];
-  while (int64_t(text.size()) <= kJsonMaxBytes) {
+  while (int64_t(text.size()) <= max_bytes) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      fail("{}: read failed ({})", path, std::strerror(err));
+      fail("{}: read failed ({})", excerpt(path), std::strerror(err));
     }
     if (n == 0) break;
     text.append(buf, size_t(n));
   }
   ::close(fd);
-  if (int64_t(text.size()) > kJsonMaxBytes)
-    fail("{}: larger than {} MiB, the limit for JSON input (is it the right file?)", path, kJsonMaxBytes >> 20);
-  return parse_json_text(text, path);
+  if (int64_t(text.size()) > max_bytes)
+    fail("{}: larger than {} MiB, the limit for {} (is it the right file?)", excerpt(path), max_bytes >> 20,
+         input_kind);
+  return text;
+}
+
+json parse_json_file(const std::string& path) {
+  return parse_json_text(read_regular_file(path, "a JSON file", kJsonMaxBytes, "JSON input"), path);
 }
 
 }  // namespace salasim

@@ -49,6 +49,14 @@ std::string json_type_name(const json& v);
 // file"). From stat(), before anything opens the path.
 void require_regular_file(const std::string& path, const std::string& what);
 
+// The whole of a text input (a JSON document, an essay haystack, a word list), read the one safe way: a regular file
+// only (from stat() before it is opened, then fstat() on what was opened: a FIFO blocked forever, /dev/zero never
+// ended), at most `max_bytes` (a larger file is refused by its size before it is read, one that grows while read
+// stops one byte past the cap). A salasim::Error names the file and `what` was expected ("a JSON file"); a file too
+// large names the limit as the one for `input_kind` ("JSON input").
+std::string read_regular_file(const std::string& path, const std::string& what, int64_t max_bytes,
+                              const std::string& input_kind);
+
 // Input as an error message quotes it, at most kQuoteMaxChars (model/limits.hpp) bytes: a string from a file or the
 // command line with control characters shown as \xNN, cut at a UTF-8 boundary with "... (N bytes)" after it; a JSON
 // value serialized without recursion (a value nesting 200,000 arrays deep is safe) and cut the same way. Every

@@ -12,6 +12,10 @@ namespace salasim {
 // JSON inputs (configs, scenarios, checkpoint indexes, hardware profiles, measured runs) are read up to this size:
 // the largest real one is a few kB; a bigger file is refused with its size, not read whole.
 constexpr int64_t kJsonMaxBytes = int64_t(64) << 20;
+// A plain-text input (RULER's essay haystack, a key word list): Moby-Dick is 1.2 MB and a 2048K-token haystack
+// about 10 MB of English; read whole, so a FIFO, a device or a runaway file is refused before it is
+// (read_regular_file).
+constexpr int64_t kTextMaxBytes = int64_t(64) << 20;
 // Arrays and objects nest at most this deep (ours nest 3 deep), so no later walk over a value can run out of stack.
 constexpr int kJsonMaxDepth = 64;
 // An error message quotes at most this many bytes of an input value (a JSON value or key, a string of a file or of

@@ -7,10 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <vector>
 
 #include "model/error.hpp"
 
@@ -77,11 +81,68 @@ bool exists_nofollow(const std::string& p) {
   return ::lstat(p.c_str(), &st) == 0;
 }
 
+// ---- the inputs this process has read (note_input), so that no output replaces one ----
+struct Input {
+  std::string path;   // as given, for messages
+  fs::path absolute;  // weakly canonical
+  dev_t dev;
+  ino_t ino;
+};
+std::mutex g_inputs_mutex;
+std::vector<Input> g_inputs;
+bool g_guard_inputs = false;  // guard_inputs()
+
+// Refuses replacing `target` (an existing file or folder) when it is an input or, a folder, holds one.
+void refuse_replacing_inputs(const std::string& target, bool folder, const std::string& what) {
+  struct stat st;
+  if (::stat(target.c_str(), &st) != 0) return;  // nothing there: nothing to lose
+  std::error_code ec;
+  const fs::path t = fs::weakly_canonical(fs::absolute(target, ec), ec);
+  const std::lock_guard<std::mutex> lock(g_inputs_mutex);
+  for (const Input& in : g_inputs) {  // empty unless guard_inputs(true)
+    if (!folder && in.dev == st.st_dev && in.ino == st.st_ino)
+      fail(
+          "{}: is {}, an input of this command; salasim never writes over its inputs, even with --force: choose "
+          "another output (nothing was changed)",
+          what, in.path);
+    if (folder && !ec) {
+      const auto ends = std::mismatch(t.begin(), t.end(), in.absolute.begin(), in.absolute.end());
+      if (ends.first == t.end())
+        fail(
+            "{}: holds {}, an input of this command; --force replaces the folder whole, so the input would go "
+            "with it: choose another output (nothing was changed)",
+            what, in.path);
+    }
+  }
+}
+
+// ".<name>.tmp-" for a temporary of <name>. A file name may be 255 bytes, and ".<name>.work.tmp-<pid>" adds up to 21:
+// a long name is cut to 200 bytes and told apart by a hash of the whole (a 250-byte --dump-taps name was refused
+// with ENAMETOOLONG though the name itself is valid).
+std::string temp_prefix(const std::string& name) {
+  if (name.size() <= 200) return fmt::format(".{}.tmp-", name);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const unsigned char ch : name) h = (h ^ ch) * 1099511628211ull;
+  return fmt::format(".{}~{:016x}.tmp-", name.substr(0, 200), h);
+}
+
+// rename() that never replaces: renameat2(RENAME_NOREPLACE) makes "refused when it appeared meanwhile" atomic
+// (two writers of one target: the second fails with EEXIST); a file system without it falls back to a check first.
+int rename_noreplace(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  if (exists_nofollow(to)) {
+    errno = EEXIST;
+    return -1;
+  }
+  return ::rename(from.c_str(), to.c_str());
+}
+
 // Removes temporaries of `path` left by processes that are gone (a SIGKILL, a power cut).
 void remove_stale_temps(const fs::path& target) {
   std::error_code ec;
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  const std::string prefix = fmt::format(".{}.tmp-", target.filename().string());
+  const std::string prefix = temp_prefix(target.filename().string());
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
@@ -132,7 +193,7 @@ bool write_all(int fd, const char* bytes, size_t n) {
 
 std::string temporary_name(const std::string& path) {
   const fs::path p(path);
-  return (p.parent_path() / fmt::format(".{}.tmp-{}", p.filename().string(), ::getpid())).string();
+  return (p.parent_path() / fmt::format("{}{}", temp_prefix(p.filename().string()), ::getpid())).string();
 }
 
 void check_output_file(const std::string& path, bool force, const std::string& option) {
@@ -143,6 +204,7 @@ void check_output_file(const std::string& path, bool force, const std::string& o
     if (!S_ISREG(st.st_mode))
       fail("{}: exists and is not a regular file (a folder, a device, a FIFO or a link); nothing was written", what);
     if (!force) fail("{}: exists already; it is kept (pass --force to replace it)", what);
+    refuse_replacing_inputs(path, false, what);
   }
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
@@ -157,6 +219,7 @@ void check_output_folder(const std::string& path, bool force, const std::string&
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) fail("{}: exists and is not a folder; nothing was written", what);
     if (!force) fail("{}: exists already; it is kept (pass --force to replace it)", what);
+    refuse_replacing_inputs(path, true, what);
   }
   const fs::path p = fs::path(path).lexically_normal();
   make_parent(p.filename().empty() ? p.parent_path() : p, what);
@@ -199,10 +262,12 @@ void OutputFile::commit() {
   const int e = errno;
   ::close(fd);
   if (!synced) fail("{}: sync failed: {}; nothing was written under its name", what, std::strerror(e));
-  if (!force_ && exists_nofollow(path_))  // appeared while this one was written: another writer's, kept
-    fail("{}: appeared while this output was written; it is kept (pass --force to replace it)", what);
-  if (::rename(temp_.c_str(), path_.c_str()) != 0)
+  if (force_) refuse_replacing_inputs(path_, false, what);  // inputs read since the output was checked
+  if ((force_ ? ::rename(temp_.c_str(), path_.c_str()) : rename_noreplace(temp_, path_)) != 0) {
+    if (errno == EEXIST)  // appeared while this one was written: another writer's, kept
+      fail("{}: appeared while this output was written; it is kept (pass --force to replace it)", what);
     fail("{}: cannot rename {} onto it: {}", what, temp_, std::strerror(errno));
+  }
   done_ = true;
   unregister_temp(slot_);
   slot_ = -1;
@@ -230,23 +295,104 @@ OutputFolder::~OutputFolder() {
 
 void OutputFolder::commit() {
   const std::string what = label(option_, path_);
-  std::error_code ec;
-  std::string old;
-  if (exists_nofollow(path_)) {
-    if (!force_) fail("{}: appeared while this output was written; it is kept (pass --force to replace it)", what);
-    old = fmt::format("{}.old-{}", temp_, ::getpid());
-    if (::rename(path_.c_str(), old.c_str()) != 0)
-      fail("{}: cannot move the old folder aside: {}", what, std::strerror(errno));
+  if (rename_noreplace(temp_, path_) == 0) {
+    done_ = true;
+    unregister_temp(slot_);
+    slot_ = -1;
+    return;
   }
+  if (errno != EEXIST) fail("{}: cannot rename {} onto it: {}", what, temp_, std::strerror(errno));
+  if (!force_) fail("{}: appeared while this output was written; it is kept (pass --force to replace it)", what);
+  refuse_replacing_inputs(path_, true, what);  // inputs read since the output was checked
+  // Swapped in one step where the file system can (renameat2 RENAME_EXCHANGE): the final name never goes missing,
+  // and the old folder, now at the temporary's name, is removed as the temporary would be (by a signal too).
+  if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
+    done_ = true;
+    std::error_code ec;
+    fs::remove_all(temp_, ec);
+    unregister_temp(slot_);
+    slot_ = -1;
+    return;
+  }
+  replace_by_two_renames(what);
+}
+
+void OutputFolder::replace_by_two_renames(const std::string& what) {
+  std::error_code ec;
+  const std::string old = fmt::format("{}.old-{}", temp_, ::getpid());
+  if (::rename(path_.c_str(), old.c_str()) != 0)
+    fail("{}: cannot move the old folder aside: {}", what, std::strerror(errno));
   if (::rename(temp_.c_str(), path_.c_str()) != 0) {
     const int e = errno;
-    if (!old.empty()) ::rename(old.c_str(), path_.c_str());  // put the old one back
+    ::rename(old.c_str(), path_.c_str());  // put the old one back
     fail("{}: cannot rename {} onto it: {}", what, temp_, std::strerror(e));
   }
   done_ = true;
   unregister_temp(slot_);
   slot_ = -1;
-  if (!old.empty()) fs::remove_all(old, ec);
+  fs::remove_all(old, ec);
+}
+
+namespace {
+
+// The same file: the same device and inode (a symlink, a hard link), or the same path once normalized.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x, y;
+  if (::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino)
+    return true;
+  std::error_code e1, e2;
+  const fs::path p = fs::weakly_canonical(fs::absolute(a, e1), e1), q = fs::weakly_canonical(fs::absolute(b, e2), e2);
+  return !e1 && !e2 && p == q;
+}
+
+}  // namespace
+
+void refuse_output_over_inputs(const std::string& out, const std::string& option, const NamedInputs& inputs) {
+  for (const auto& [input, what] : inputs)
+    if (!input.empty() && !out.empty() && same_file(out, input))
+      fail(
+          "{} {}: is the same file as {} {}; salasim never writes over its inputs: choose another {} (nothing was "
+          "changed)",
+          option, out, what, input, option);
+}
+
+void guard_inputs(bool on) {
+  const std::lock_guard<std::mutex> lock(g_inputs_mutex);
+  g_guard_inputs = on;
+  if (!on) g_inputs.clear();
+}
+
+void note_input(const std::string& path) {
+  {
+    const std::lock_guard<std::mutex> lock(g_inputs_mutex);
+    if (!g_guard_inputs) return;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return;
+  std::error_code ec;
+  fs::path abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) abs.clear();
+  const std::lock_guard<std::mutex> lock(g_inputs_mutex);
+  for (const Input& in : g_inputs)
+    if (in.dev == st.st_dev && in.ino == st.st_ino) return;
+  g_inputs.push_back({path, abs, st.st_dev, st.st_ino});
+}
+
+ScratchFolder::ScratchFolder(const std::string& for_path) {
+  const std::string work = for_path + ".work";
+  remove_stale_temps(fs::path(work));
+  path_ = temporary_name(work);
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+  if (!fs::create_directory(path_, ec) || ec)
+    fail("{}: cannot create the scratch folder {}: {}", for_path, path_, ec ? ec.message() : "it exists");
+  slot_ = register_temp(path_, true);
+}
+
+ScratchFolder::~ScratchFolder() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+  unregister_temp(slot_);
 }
 
 void install_output_cleanup() {
@@ -256,7 +402,12 @@ void install_output_cleanup() {
   struct sigaction sa = {};
   sa.sa_handler = remove_temps_and_reraise;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGVTALRM, SIGPROF}) {
+    struct sigaction was = {};
+    if (::sigaction(sig, nullptr, &was) == 0 && was.sa_handler == SIG_IGN) continue;  // the caller's choice: kept
+    ::sigaction(sig, &sa, nullptr);
+  }
+  ::signal(SIGXFSZ, SIG_IGN);  // a write past `ulimit -f` fails with EFBIG and is reported, its temporary removed
 }
 
 }  // namespace salasim

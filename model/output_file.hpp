@@ -14,6 +14,8 @@
 //     its target and renamed into place whole.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace salasim {
 
@@ -69,13 +71,52 @@ class OutputFolder {
   void commit();
 
  private:
+  void replace_by_two_renames(const std::string& what);  // where RENAME_EXCHANGE is not supported
   std::string path_, temp_, option_;
   bool force_ = false, done_ = false;
   int slot_ = -1;  // its place in the signal handler's list
 };
 
-// Installs the SIGINT / SIGTERM / SIGHUP handler that removes the registered temporaries and re-raises the signal
-// with its default action (so the exit status still says which signal ended the process). Idempotent.
+// A command's inputs as (path, what) pairs: {"scen.json", "--scenario"}. Paths that do not exist are skipped.
+using NamedInputs = std::vector<std::pair<std::string, std::string>>;
+
+// Refuses (an Error: exit 2), even with --force, a file output `out` that is one of `inputs`: the same path once
+// normalized, or the same device and inode (a symlink or a hard link to it). salasim never writes over its inputs
+// (`op --in x.h5 --out x.h5 --force` replaced its input with its output; `ref --dump-taps` its scenario).
+void refuse_output_over_inputs(const std::string& out, const std::string& option, const NamedInputs& inputs);
+// Every file this process reads is noted as an input (require_regular_file, model/json_field.hpp, calls this for
+// every reader: JSON, text, safetensors, tokenizer, HDF5), and no output may replace one, even with --force: a file
+// output that is an input (its device and inode), or a folder output holding one, is refused naming both, when the
+// output is checked and again just before its rename. (`op --in x.h5 --out x.h5 --force` replaced its input;
+// `ref --dump-taps SCENARIO --force` its scenario; `report --out DIR --force` deleted the --hw profile in DIR.)
+void note_input(const std::string& path);
+// The guard above is for a command, one process that reads its inputs and writes its outputs: main turns it on. A
+// long-lived user of the library (a test or fuzz binary rewriting a file it read a moment ago) leaves it off, and
+// then nothing is noted or refused.
+void guard_inputs(bool on);
+
+// A scratch folder beside `for_path` (".<name>.work.tmp-<pid>"), for a tool that writes files of its own choosing
+// (SentencePiece's trainer writes <prefix>.model and <prefix>.vocab): registered for removal on a signal like an
+// output's temporary, and removed with everything in it by the destructor.
+class ScratchFolder {
+ public:
+  explicit ScratchFolder(const std::string& for_path);
+  ~ScratchFolder();
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int slot_ = -1;
+};
+
+// Installs the handler that removes the registered temporaries and re-raises the signal with its default action (so
+// the exit status still says which signal ended the process) for every catchable signal whose default ends the
+// process: SIGINT, SIGTERM, SIGHUP, and also SIGPIPE (`salasim report | head`), SIGQUIT, SIGALRM, SIGUSR1/2,
+// SIGXCPU (`ulimit -t`), SIGVTALRM and SIGPROF, each of which left a temporary behind. A signal the process
+// inherited as ignored (nohup's SIGHUP) stays ignored. SIGXFSZ is ignored: past `ulimit -f` a write then fails with
+// EFBIG and becomes exit 2 naming the file, instead of a kill that left the temporary. Idempotent.
 void install_output_cleanup();
 
 // Writes all of `bytes` to `fd`, retrying short writes and EINTR; false (errno set) on failure.

@@ -94,19 +94,7 @@ std::string results_line_problem(const nlohmann::json& j) {
 
 void refuse_same_file(const std::string& out, const std::string& out_what, const std::string& input,
                       const std::string& input_what) {
-  struct stat a, b;
-  bool same =
-      ::stat(out.c_str(), &a) == 0 && ::stat(input.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-  if (!same) {
-    std::error_code e1, e2;
-    const fs::path x = fs::weakly_canonical(out, e1), y = fs::weakly_canonical(input, e2);
-    same = !e1 && !e2 && x == y;
-  }
-  if (same)
-    fail(
-        "{} {}: is the same file as {} {}; salasim never writes over its inputs: choose another --out (nothing was "
-        "changed)",
-        out_what, out, input_what, input);
+  refuse_output_over_inputs(out, out_what, {{input, input_what}});  // model/output_file.hpp: one rule for every output
 }
 
 ResultsScan scan_results(int fd, const std::string& path, std::vector<std::string>* lines) {

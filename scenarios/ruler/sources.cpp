@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "model/error.hpp"
+#include "model/json_field.hpp"
+#include "model/limits.hpp"
 
 namespace salasim::ruler {
 
@@ -21,12 +23,10 @@ const char* const kDefaultEssay = "/usr/share/gocode/src/github.com/colinmarc/hd
 
 namespace {
 
-std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot read the {}", path, what);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// Text inputs are read the one bounded way (model/json_field.hpp): a FIFO as --haystack-text or a word list blocked
+// forever, /dev/zero never ended.
+std::string read_text(const std::string& path, const std::string& what) {
+  return read_regular_file(path, what, kTextMaxBytes, "text input");
 }
 
 // The text between the line starting "*** START OF" and the line starting "*** END OF", when both exist.
@@ -102,8 +102,7 @@ bool starts_sentence(const std::string& w) {
 }
 
 std::vector<std::string> read_list(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) fail("{}: cannot read the word list", p.string());
+  std::istringstream in(read_text(p.string(), "a word list (one word a line)"));
   std::set<std::string> words;
   std::string line;
   while (std::getline(in, line)) {
@@ -130,7 +129,7 @@ std::string python_wonderwords_dir() {
 }  // namespace
 
 Essay load_essay(const std::string& path) {
-  std::string t = read_file(path, "essay haystack text");
+  std::string t = read_text(path, "a long English text for the essay haystack");
   if (t.rfind("\xEF\xBB\xBF", 0) == 0) t.erase(0, 3);
   t = strip_gutenberg(t);
   Essay e;

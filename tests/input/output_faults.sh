@@ -143,6 +143,42 @@ for i in 1 2 3 4; do
   expect sigkill "  ... and none is left" no_temps "$d"
 done
 
+# ---- the held-out classes (tools/hostile_sweep/heldout.sh): one case each ----
+# ruler train-tokenizer under the policy: it wrote over an existing --out, deleted the user's <name>.vocab and left
+# <out>.train.txt behind.
+h="$T/held" && mkdir -p "$h"
+if "$S" ruler train-tokenizer --vocab 400 --out "$h/t.model" >/dev/null 2>&1; then
+  t=$(md5sum <"$h/t.model")
+  check train "train-tokenizer over a tokenizer" 2 "--out $h/t.model: exists already" -- "$S" ruler train-tokenizer --vocab 400 --out "$h/t.model" --seed 2
+  expect train "  ... it is intact" bash -c "[ \"\$(md5sum <'$h/t.model')\" = '$t' ]"
+  echo mine >"$h/u.vocab"
+  check train "train-tokenizer beside the user's u.vocab" 0 "trained a" -- "$S" ruler train-tokenizer --vocab 400 --out "$h/u.model"
+  expect train "  ... u.vocab is kept, no training text or scratch left" bash -c "grep -qx mine '$h/u.vocab' && ! ls -A '$h' | grep -qE 'train.txt|tmp'"
+  check train "train-tokenizer --force replaces it" 0 "trained a" -- "$S" ruler train-tokenizer --vocab 400 --out "$h/t.model" --seed 2 --force
+else
+  row train "train-tokenizer" "-" "skipped: no SentencePiece or word lists here"
+fi
+# A file-size limit as a shell leaves it (SIGXFSZ not ignored) killed the writer and left its temporary.
+check signal "report past ulimit -f, SIGXFSZ as inherited" 2 "File too large" -- bash -c "ulimit -f 100; exec '$S' report --out '$h/rep' --context 4K --hw h200"
+expect signal "  ... no folder, no temporary" bash -c "[ ! -e '$h/rep' ] && ! ls -A '$h' | grep -q tmp"
+# SIGPIPE mid-dump (`| head`) ended the process without removing its temporary.
+bash -c "'$S' ${ref_quick[*]} --dump-taps '$h/p.h5' | head -1 >/dev/null"
+expect signal "ref --dump-taps piped into head -1: a whole dump or none, no temporary" bash -c "! ls -A '$h' | grep -q tmp && { [ ! -e '$h/p.h5' ] || '$S' diff '$h/p.h5' '$h/p.h5' >/dev/null; }"
+# An output that is one of the command's inputs, even with --force.
+"$S" op gla --random --shape T=64,H=1,hd=8 --save-inputs "$h/in.h5" >/dev/null 2>&1
+i=$(md5sum <"$h/in.h5")
+check inputs "op --out is --in, --force" 2 "an input of this command" -- "$S" op gla --in "$h/in.h5" --out "$h/in.h5" --force
+expect inputs "  ... --in is intact" bash -c "[ \"\$(md5sum <'$h/in.h5')\" = '$i' ]"
+mkdir -p "$h/rdir" && cp reports/hw/h200.json "$h/rdir/hw.json"
+check inputs "report --out a folder holding its --hw, --force" 2 "holds .*hw.json, an input" -- "$S" report --out "$h/rdir" --hw "$h/rdir/hw.json" --context 4K --force
+expect inputs "  ... the profile is kept" test -s "$h/rdir/hw.json"
+# Standard output printed through fmt on a full device was an internal error (exit 3).
+check stdout "tolerances > /dev/full" 2 "writing standard output failed" -- bash -c "'$S' tolerances >/dev/full"
+# A 250-byte file name is valid; its temporary's name was not (ENAMETOOLONG).
+long="$h/$(printf 'L%.0s' $(seq 250)).h5"
+check names "a 250-byte --dump-taps name" 0 "wrote [0-9]+ taps" -- "$S" "${ref_quick[@]}" --dump-taps "$long"
+expect names "  ... no temporary" no_temps "$h"
+
 echo
 if [ ${#failed[@]} -eq 0 ]; then
   echo "output_faults: OK, $cases cases"

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "compare/hdf5_io.hpp"
 #include "compare/op_table.hpp"
 #include "model/config.hpp"
 #include "model/json_field.hpp"
@@ -19,6 +21,7 @@
 #include "reports/hardware.hpp"
 #include "reports/measured.hpp"
 #include "scenarios/ruler/sample_io.hpp"
+#include "scenarios/ruler/sources.hpp"
 #include "tests/compare/op_files.hpp"
 #include "tests/input/support.hpp"
 #include "tests/support/catch.hpp"
@@ -133,6 +136,33 @@ TEST_CASE("json: a FIFO, a device or a folder is refused from stat, before it is
   REQUIRE(::mkfifo((tok + "/tokenizer_config.json").c_str(), 0600) == 0);
   CHECK(has(error_of([&] { read_added_tokens(tok); }), "tokenizer_config.json: is not a regular file"));
   CHECK(has(error_of([&] { ruler::read_samples(fifo); }), fifo));
+}
+
+TEST_CASE("text and HDF5 inputs: a FIFO, a device or a folder is refused before it is opened, naming the file",
+          "[input]") {
+  const std::string dir = scratch_dir("input_nonregular_text");
+  const std::string fifo = dir + "/text.fifo";
+  fs::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // --haystack-text and the word lists were read with an ifstream: a FIFO blocked forever, /dev/zero never ended.
+  for (const std::string& bad : {fifo, std::string("/dev/zero")})
+    CHECK(has(error_of([&] { ruler::load_essay(bad); }), bad + ": is not a regular file"));
+  CHECK(has(error_of([&] { ruler::load_essay(dir); }), dir + ": is a folder"));
+  const std::string words = scratch_dir("input_nonregular_words");
+  fs::remove(words + "/adjectivelist.txt");
+  { std::ofstream(words + "/nounlist.txt") << "a\n"; }
+  REQUIRE(::mkfifo((words + "/adjectivelist.txt").c_str(), 0600) == 0);
+  CHECK(has(error_of([&] { ruler::load_word_lists(words); }), "is not a regular file"));
+  // A text input past 64 MiB is refused by its size, before it is read.
+  const std::string big = dir + "/big.txt";
+  { std::ofstream(big) << "x"; }
+  fs::resize_file(big, uint64_t(kTextMaxBytes) + 1);
+  CHECK(has(error_of([&] { ruler::load_essay(big); }), "larger than 64 MiB"));
+  fs::remove(big);
+  // An HDF5 input (diff, golden check, op --in): H5Fopen of a FIFO blocked, first in the crash guard's child, then
+  // for good in salasim itself.
+  CHECK(has(error_of([&] { read_taps(fifo); }), fifo + ": is not a regular file (a FIFO, a socket or a device); "
+                                                       "expected an HDF5 file"));
 }
 
 TEST_CASE("json: messages quote at most 200 bytes of input, and a value nesting 200,000 arrays crashes nothing",

@@ -141,3 +141,52 @@ TEST_CASE("output_file: an OutputFolder appears whole at commit, replaces only w
   CHECK(names(bundle) == std::vector<std::string>{"b.md"});
   CHECK(names(dir) == std::vector<std::string>{"bundle"});  // no temporary, no old copy
 }
+
+TEST_CASE("output_file: no output replaces a file this process read, even with --force", "[output]") {
+  const fs::path dir = test::scratch_dir("out_inputs");
+  const std::string in = (dir / "in.json").string(), hard = (dir / "hard.json").string();
+  write_file_atomic(in, "{}\n", false);
+  fs::create_hard_link(in, hard);
+  guard_inputs(true);  // as main does
+  note_input(in);      // what every reader does through require_regular_file
+  for (const std::string& out : {in, hard}) {
+    CHECK(error_of([&] { write_file_atomic(out, "x", true, "--out"); }).find("an input of this command") !=
+          std::string::npos);
+    CHECK(read_file(in) == "{}\n");
+  }
+  // a folder output holding an input is not replaced whole
+  fs::create_directories(dir / "rep");
+  write_file_atomic((dir / "rep" / "hw.json").string(), "{}\n", false);
+  note_input((dir / "rep" / "hw.json").string());
+  CHECK(error_of([&] { OutputFolder f((dir / "rep").string(), true, "--out"); }).find("holds") != std::string::npos);
+  CHECK(fs::exists(dir / "rep" / "hw.json"));
+  std::vector<std::string> want = {"hard.json", "in.json", "rep"};
+  CHECK(names(dir) == want);  // no temporary
+  guard_inputs(false);        // the library's default: a test binary rewrites what it read
+  write_file_atomic(in, "[]\n", true, "--out");
+  CHECK(read_file(in) == "[]\n");
+}
+
+TEST_CASE("output_file: a scratch folder is hidden beside its target and gone with its contents", "[output]") {
+  const fs::path dir = test::scratch_dir("out_scratch");
+  std::string kept;
+  {
+    const ScratchFolder s((dir / "tok.model").string());
+    kept = s.path();
+    CHECK(fs::path(kept).filename().string().rfind(".tok.model.work.tmp-", 0) == 0);
+    write_file_atomic((fs::path(kept) / "a.vocab").string(), "v", true);
+  }
+  CHECK(!fs::exists(kept));
+  CHECK(names(dir).empty());
+}
+
+TEST_CASE("output_file: a forced folder replacement swaps in one step and leaves no old folder", "[output]") {
+  const fs::path dir = test::scratch_dir("out_swap");
+  for (const char* text : {"old", "new"}) {
+    OutputFolder f((dir / "rep").string(), true, "--out");
+    write_file_atomic((fs::path(f.temp()) / "README.md").string(), text, true);
+    f.commit();
+  }
+  CHECK(read_file(dir / "rep" / "README.md") == "new");
+  CHECK(names(dir) == std::vector<std::string>{"rep"});
+}
