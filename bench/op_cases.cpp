@@ -228,20 +228,60 @@ std::string sparse_shape(const Sparse& s) {
   return fmt::format("T={} pos0={} H={} G={} hd={}", s.T, s.pos0, s.sp.heads, s.sp.groups, s.sp.hd);
 }
 
-// decode: sparse_attn.decode, the one query of a decode step (the split + combine kernels)
-OpCase sparse_attn_case(int64_t N, uint64_t seed, bool decode) {
+// A selection with the overlap a trained model's has at most: every query of the same 256 positions (four 64-token
+// blocks) picks the same 62 other blocks (a hash of the kv group and the position's 256-token span), beside its forced
+// ones (block 0 and the 33 local blocks); ascending, -1 padded. Synthetic weights give the other extreme, picks that
+// neighbouring queries hardly share; the kernels' cost lies between the two (docs/performance.md).
+std::vector<int32_t> shared_selection(int64_t pos0, int64_t T, const ref::SelectParams& sp, uint64_t seed) {
+  std::vector<int32_t> out(size_t(T * sp.groups * sp.k_sel), -1);
+  for (int64_t t = 0; t < T; ++t)
+    for (int g = 0; g < sp.groups; ++g) {
+      const int64_t qb = (pos0 + t) / sp.block, lo_local = std::max<int64_t>(0, qb - sp.local_blocks);
+      std::vector<int32_t> pick;
+      for (int64_t b = 0; b < std::min<int64_t>(sp.init_blocks, lo_local); ++b) pick.push_back(int32_t(b));
+      const int64_t pool = lo_local - sp.init_blocks;  // blocks between the forced ones
+      const int64_t want = std::min<int64_t>(sp.k_sel - (qb - lo_local + 1) - int64_t(pick.size()), pool);
+      uint64_t h = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(g) << 40) ^ uint64_t((pos0 + t) / (4 * sp.block));
+      std::vector<int32_t> far;
+      while (int64_t(far.size()) < want) {  // distinct draws from the pool, by a splitmix64 stream
+        h += 0x9E3779B97F4A7C15ull;
+        uint64_t z = h;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        const int32_t b = int32_t(sp.init_blocks + int64_t((z ^ (z >> 31)) % uint64_t(pool)));
+        if (std::find(far.begin(), far.end(), b) == far.end()) far.push_back(b);
+      }
+      pick.insert(pick.end(), far.begin(), far.end());
+      for (int64_t b = lo_local; b <= qb; ++b) pick.push_back(int32_t(b));
+      std::sort(pick.begin(), pick.end());
+      std::copy(pick.begin(), pick.end(), out.begin() + (t * sp.groups + g) * sp.k_sel);
+    }
+  return out;
+}
+
+// sparse_attn: the prefill chunk on select_blocks' own selection; .decode: the one query of a decode step (the split
+// + combine kernels); .overlap: the chunk on shared_selection; .cp_async: the tile kernel instead of the ring
+// (AttnArgs::Engine), the comparison point. dense_attn: the chunk over every causal key (blocks = nullptr).
+OpCase sparse_attn_case(const std::string& op, int64_t N, uint64_t seed) {
+  const bool decode = op == "sparse_attn.decode", dense = op.rfind("dense_attn", 0) == 0;
   auto s = sparse_data(N, seed, decode ? 1 : 0);
   const ref::SelectParams sp = s->sp;
   const int64_t HD = int64_t(sp.heads) * sp.hd;
+  if (op.find(".overlap") != std::string::npos) {
+    const std::vector<int32_t> b = shared_selection(s->pos0, s->T, sp, seed);
+    gpu::copy_to_device(s->blocks.get(), b.data(), b.size() * sizeof(int32_t));
+  }
   OpCase oc;
-  oc.op = decode ? "sparse_attn.decode" : "sparse_attn";
+  oc.op = op;
   oc.shape = sparse_shape(*s);
   oc.tolerance = "sparse/attn/out";
   oc.context = N;
-  const double keys = reports::sum_selected_keys(s->pos0, N, sp.block, sp.k_sel);
+  const double keys = dense ? reports::sum_causal_keys(s->pos0, N) : reports::sum_selected_keys(s->pos0, N, sp.block, sp.k_sel);
   oc.flops = double(sp.heads) * 4 * sp.hd * keys;
   oc.exps = double(sp.heads) * keys;
-  oc.bytes = double(sp.groups) * 2 * sp.hd * 2 * keys / double(std::min<int64_t>(sp.block, s->T)) + double(s->T) * HD * 2 * 2;
+  oc.bytes = dense ? double(sp.groups) * 2 * sp.hd * 2 * double(N) + double(s->T) * HD * 2 * 2
+                   : double(sp.groups) * 2 * sp.hd * 2 * keys / double(std::min<int64_t>(sp.block, s->T)) +
+                         double(s->T) * HD * 2 * 2;
   gpu::AttnArgs a;
   a.q = s->q.get();
   a.ldq = HD;
@@ -255,14 +295,15 @@ OpCase sparse_attn_case(int64_t N, uint64_t seed, bool decode) {
   a.hd = sp.hd;
   a.tau = float(sp.tau);
   a.block = sp.block;
-  a.blocks = s->blocks.get();
+  a.blocks = dense ? nullptr : s->blocks.get();
   a.k_sel = sp.k_sel;
   a.out = s->out.get();
   a.ldo = HD;
   a.workspace = s->attn_ws.get();
   a.workspace_bytes = s->attn_ws.size();
+  if (op.size() > 9 && op.compare(op.size() - 9, 9, ".cp_async") == 0) a.engine = gpu::AttnArgs::Engine::cp_async;
   oc.run = [s, a](gpu::Stream st) { gpu::sparse_attn(a, st); };
-  oc.check = [s, sp, HD, run = oc.run] {
+  oc.check = [s, sp, HD, dense, run = oc.run] {
     gpu::fill_bytes(s->out.get(), 0xff, s->out.size() * 2);
     run(nullptr);
     const std::vector<int32_t> blocks = s->blocks.download();
@@ -272,9 +313,11 @@ OpCase sparse_attn_case(int64_t N, uint64_t seed, bool decode) {
       const Mat q = host(s->rq, HD, r0, r1 - r0, 0, HD);
       const ref::Selection sel = selection_rows(blocks, r0, r1, sp.groups, sp.k_sel);
       const int64_t p0 = s->pos0 + r0;
-      res = both(res, gate("sparse/attn/out", ref::sparse_attn(q, p0, K, V, sel, sp.block, sp.tau, ref::f64()),
-                           ref::sparse_attn(q, p0, K, V, sel, sp.block, sp.tau, ref::peer()),
-                           download(s->out.get(), HD, r0, r1 - r0, 0, HD)));
+      const Mat got = download(s->out.get(), HD, r0, r1 - r0, 0, HD);
+      res = dense ? both(res, gate("sparse/attn/out", ref::dense_attn(q, p0, K, V, sp.hd, sp.tau, ref::f64()),
+                                   ref::dense_attn(q, p0, K, V, sp.hd, sp.tau, ref::peer()), got))
+                  : both(res, gate("sparse/attn/out", ref::sparse_attn(q, p0, K, V, sel, sp.block, sp.tau, ref::f64()),
+                                   ref::sparse_attn(q, p0, K, V, sel, sp.block, sp.tau, ref::peer()), got));
     }
     return res;
   };
@@ -658,13 +701,15 @@ const std::vector<std::string>& op_names() {
                                                  "gemv.lm_head", "gemv.lm_head.cublas", "gemv.mlp_act",
                                                  "gemv.o_proj", "gemv.o_proj.cublas", "gemv.o_proj_gate",
                                                  "select_blocks.decode", "select_blocks.decode.coarse", "select_blocks.decode.fine",
-                                                 "sparse_attn.decode", "rmsnorm_gate"};
+                                                 "sparse_attn.decode", "rmsnorm_gate", "sparse_attn.cp_async",
+                                                 "sparse_attn.overlap", "sparse_attn.overlap.cp_async", "dense_attn",
+                                                 "dense_attn.cp_async"};
   return names;
 }
 
 OpCase make_case(const std::string& op, int64_t context, uint64_t seed) {
   if (op == "gla") return gla_case(context, seed);
-  if (op == "sparse_attn" || op == "sparse_attn.decode") return sparse_attn_case(context, seed, op != "sparse_attn");
+  if (op.rfind("sparse_attn", 0) == 0 || op.rfind("dense_attn", 0) == 0) return sparse_attn_case(op, context, seed);
   if (op == "select_blocks" || op == "select_blocks.mma" || op.rfind("select_blocks.decode", 0) == 0)
     return select_blocks_case(op, context, seed);
   if (op == "compress_k") return compress_k_case(context, seed);
@@ -673,6 +718,7 @@ OpCase make_case(const std::string& op, int64_t context, uint64_t seed) {
   if (op == "gate" || op == "mlp_act" || op == "rmsnorm_gate") return pair_case(op, context, seed);
   if (op.rfind("gemm.", 0) == 0 || op.rfind("gemv.", 0) == 0) return gemm_case(op, context, seed);
   fail("op case '{}': unknown (known: gla, sparse_attn, select_blocks and their .decode, select_blocks.mma, "
+       "sparse_attn.cp_async, sparse_attn.overlap and .overlap.cp_async, dense_attn and dense_attn.cp_async, "
        "select_blocks.decode.coarse and .fine, compress_k, rope, rmsnorm, residual, gate, "
        "mlp_act, rmsnorm_gate, gemm.qkvz, gemm.mlp_gate_up, gemm.mlp_down, gemm.o_proj, gemv.* and gemv.*.cublas of "
        "qkvz, mlp_gate_up, mlp_down, lm_head, o_proj, and gemv.mlp_act, gemv.o_proj_gate)",
