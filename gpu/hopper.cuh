@@ -1,8 +1,9 @@
-// Hopper primitives for the selection's prefill kernels (select_wgmma.cu): warpgroup MMA (wgmma: the shared-memory
-// descriptor of a 128-byte-swizzled K-major operand, the fences around an asynchronous group, m64n128k16 with A in
-// registers, bf16 in, fp32 accumulate), the tensor copy engine (TMA: a 3-D tile into shared memory, completing on an
-// mbarrier) and the mbarrier operations it needs. All of it is sm_90a only: built for another target each wrapper
-// traps, and select_blocks never picks these kernels there (wgmma_available, select_chunk.cuh).
+// Hopper primitives for the selection's prefill kernels (select_wgmma.cu) and sparse_attn's prefill ring
+// (sparse_attn.cu): warpgroup MMA (wgmma: the shared-memory descriptor of a 128-byte-swizzled K-major operand, the
+// fences around an asynchronous group, m64n128k16 with A in registers, bf16 in, fp32 accumulate), the tensor copy
+// engine (TMA: a 3-D tile into shared memory, completing on an mbarrier) and the mbarrier operations it needs. All of
+// it is sm_90a only: built for another target each wrapper traps, and neither op picks these kernels there
+// (wgmma_available, select_chunk.cuh).
 //
 // Layouts (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"); warp w of the warpgroup, g = lane / 4,
 // c = lane % 4:
@@ -98,6 +99,10 @@ __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
   __trap();
 #endif
   return done != 0;
+}
+// One arrival on bar (release: this thread's earlier shared-memory accesses happen before the phase completes).
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  SALASIM_HOPPER_ASM("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mma::smem_addr(bar)) : "memory");
 }
 // Until the phase of parity `parity` has completed.
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {

@@ -77,7 +77,7 @@ MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o) {
   add(fmt::format("activations, chunk of {}", a.chunk), a.activations());
   add("GLA segment states", a.gla_ws);
   add("selection (ids + workspace)", a.blocks + a.sel_ws + a.scores);
-  add("attention split partials", a.attn_ws);
+  add("attention split partials", a.attn_ws + a.attn_stats);
   add("cuBLAS workspace", a.cublas);
   if (o.selection || o.selection_scores) add("last-token selections", last_selection_bytes(c, o));
   return p;
@@ -101,6 +101,7 @@ struct Runner::Impl {
   Buffer<bf16_t> h, a, y, proj, attn, gu, act, logits_bf16;
   Buffer<float> logits_f32, scores;
   Buffer<uint8_t> gla_ws, sel_ws, attn_ws;
+  Buffer<unsigned long long> attn_stats;  // AttnArgs::tile_stats of every sparse prefill call since the last reset
   Buffer<int32_t> blocks, forced_blocks, tokens;
   size_t in_use = 0;
   // state
@@ -317,6 +318,10 @@ struct Runner::Impl {
     forced_blocks = Buffer<int32_t>(s.blocks / 8, "forced blocks");
     sel_ws = Buffer<uint8_t>(s.sel_ws, "selection workspace");
     attn_ws = Buffer<uint8_t>(s.attn_ws, "attention split partials");
+    if (s.attn_stats) {
+      attn_stats = Buffer<unsigned long long>(s.attn_stats / 8, "sparse_attn tile counters");
+      fill_bytes(attn_stats.get(), 0, s.attn_stats);
+    }
     scores = Buffer<float>(s.scores / 4, "block scores");
     tokens = Buffer<int32_t>(s.tokens / 4, "tokens");
     logits_bf16 = Buffer<bf16_t>(size_t(c.vocab_size), "logits");
@@ -424,6 +429,8 @@ struct Runner::Impl {
     const QueryRows rows{q, ld, T, pos0};
     const SparseCache cache{Kc, Vc, cap, K1[size_t(l)].get(), cap1, K2[size_t(l)].get(), cap2};
     AttnArgs at = attn_args(rules, rows, cache, nullptr, attn.get(), Q, {attn_ws.get(), attn_ws.size()});
+    at.engine = opt.attn_engine;
+    at.tile_stats = T > kAttnSplitMaxT ? attn_stats.get() : nullptr;
     if (sparse) {
       const bool want_scores = taps && taps->wants(P + "select/scores") && scores.size() > 0;
       const SelectArgs sa = select_args(rules, rows, cache, blocks.get(), want_scores ? scores.get() : nullptr,
@@ -767,6 +774,7 @@ void Runner::reset() {
   m.ahead_issued = m.ahead_read = 0;  // the stream is idle: any step in flight has finished, its token unread
   m.greedy_on_device = false;
   for (Impl::KeptSelection& k : m.kept) k = {};
+  if (m.attn_stats.size() > 0) fill_bytes(m.attn_stats.get(), 0, m.attn_stats.size() * 8);
   CUDA_CHECK(cudaDeviceSynchronize(), "reset");
 }
 
@@ -798,6 +806,15 @@ Generation Runner::generate(const std::vector<int32_t>& prompt, const GenerateOp
 
 const MemoryPlan& Runner::plan() const { return impl_->plan; }
 PhaseTimes Runner::times() const { return impl_->times; }
+AttnTileStats Runner::attn_tile_stats() const {
+  const Impl& m = *impl_;
+  AttnTileStats r;
+  if (m.attn_stats.size() < size_t(kAttnTileStats)) return r;
+  CUDA_CHECK(cudaStreamSynchronize(m.stream), "sparse_attn tile counters");
+  const std::vector<unsigned long long> v = m.attn_stats.download();
+  r.loaded = int64_t(v[0]), r.attended = int64_t(v[1]), r.tiles = int64_t(v[2]), r.queries = int64_t(v[3]);
+  return r;
+}
 size_t Runner::device_bytes_in_use() const { return impl_->in_use; }
 int64_t Runner::len() const { return impl_->len; }
 

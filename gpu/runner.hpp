@@ -9,6 +9,7 @@
 
 #include "gpu/common.hpp"
 #include "gpu/linear.hpp"
+#include "gpu/sparse_attn.hpp"
 #include "model/config.hpp"
 #include "model/generate.hpp"
 #include "model/tap_recorder.hpp"
@@ -36,6 +37,7 @@ struct RunnerOptions {
   bool pdl = true;               // programmatic dependent launch on the runner's stream (gpu/common.hpp Stream)
   Gemv gemv = Gemv::custom;      // single-token GEMMs: the custom gemv or cuBLAS (gpu/linear.hpp)
   DecodeFusion fusion;           // decode steps' fused kernels (above)
+  AttnArgs::Engine attn_engine = AttnArgs::Engine::automatic;  // sparse_attn's prefill kernel (gpu/sparse_attn.hpp)
 };
 
 struct MemoryItem {
@@ -54,6 +56,13 @@ MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o);
 struct PhaseTimes {
   double gemm = 0, select = 0, sparse_attn = 0, dense_attn = 0, gla = 0, other = 0;
   double total() const { return gemm + select + sparse_attn + dense_attn + gla + other; }
+};
+
+// How much the sparse prefill's query tiles shared (AttnArgs::tile_stats summed over every sparse layer and chunk
+// since the sequence began): blocks loaded (the union of a tile's selections), blocks attended (per query), tiles,
+// queries. attended / loaded is how many queries each loaded block served.
+struct AttnTileStats {
+  int64_t loaded = 0, attended = 0, tiles = 0, queries = 0;
 };
 
 class Runner {
@@ -118,6 +127,7 @@ class Runner {
 
   const MemoryPlan& plan() const;
   PhaseTimes times() const;
+  AttnTileStats attn_tile_stats() const;  // (synchronises)
   size_t device_bytes_in_use() const;  // cudaMemGetInfo total - free, measured after allocation
   int64_t len() const;
 

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "gpu/tensor_map.hpp"
+
 namespace salasim::gpu {
 
 constexpr int kHd = 128;   // head dim the selection kernels are built for
@@ -49,9 +51,6 @@ __device__ inline void pool_to_blocks(const Chunk& ch, const uint16_t* wsc, int 
 
 // Blocks a score_pool_wg CTA scores in prefill: 4 * 255 + 1 windows, 8 tiles of 128 (score_pool's 127 are 4).
 constexpr int kWgPoolBlocks = 255;
-
-// Whether this build and this device run the wgmma kernels (an sm_90a build on a compute capability 9.0 GPU).
-bool wgmma_available();
 
 // The wgmma forms of lse_partial and score_pool (select_blocks.cu steps 1 and 3): the same outputs from the same
 // arguments (pool_blocks: kWgPoolBlocks, or decode's 31), in other fp32 summation orders; 16 queries a CTA, each CTA

@@ -29,6 +29,7 @@
 #include "gpu/pdl.cuh"
 #include "gpu/select_chunk.cuh"
 #include "gpu/hopper.cuh"
+#include "gpu/tensor_map.hpp"
 #include "model/windows.hpp"
 
 namespace salasim::gpu {
@@ -324,37 +325,6 @@ __device__ const int kBuiltWgmma = 1;
 __device__ const int kBuiltWgmma = 0;
 #endif
 
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda), looked up once.
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-EncodeTiled encode_tiled() {
-  static const EncodeTiled fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<EncodeTiled>(p);
-  }();
-  return fn;
-}
-
-// The map of compressed keys ck [G, cap, hd] bf16 whose first `rows` rows per kv head exist: boxes of 64 dims x 128
-// rows x 1 head, 128-byte swizzle; rows at or past `rows` (and negative ones) read as zeros, as the mma.sync kernels'
-// zero-filled copies.
-cudaError_t key_map(CUtensorMap* map, const bf16* ck, int64_t cap, int64_t rows, int G) {
-  const EncodeTiled enc = encode_tiled();
-  if (!enc) return cudaErrorNotSupported;
-  const cuuint64_t dims[3] = {cuuint64_t(kHd), cuuint64_t(std::max<int64_t>(rows, 1)), cuuint64_t(G)};
-  const cuuint64_t strides[2] = {cuuint64_t(kHd) * 2, cuuint64_t(cap) * kHd * 2};  // bytes, dims 1 and 2
-  const cuuint32_t box[3] = {64, kTile, 1}, unit[3] = {1, 1, 1};
-  const CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<bf16*>(ck), dims, strides, box, unit,
-                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
-}
-
 }  // namespace
 
 bool wgmma_available() {
@@ -364,7 +334,7 @@ bool wgmma_available() {
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
       return false;
-    if (major != 9 || minor != 0 || !encode_tiled()) return false;
+    if (major != 9 || minor != 0 || !tensor_maps_available()) return false;
     if (cudaMemcpyFromSymbol(&built, kBuiltWgmma, sizeof built) != cudaSuccess) {
       (void)cudaGetLastError();  // no image for this device: not available, and no sticky error left behind
       return false;
@@ -379,7 +349,7 @@ cudaError_t launch_lse_partial_wg(const Chunk& ch, const bf16* k2, int64_t k2_ca
   if (split_w % kTile != 0) return cudaErrorInvalidValue;
   if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
   CUtensorMap map;
-  if (const cudaError_t e = key_map(&map, k2, k2_cap, n2c, ch.G); e != cudaSuccess) return e;
+  if (const cudaError_t e = bf16_rows_map(&map, k2, k2_cap, n2c, ch.G, kTile); e != cudaSuccess) return e;
   const int64_t splits = (n2c + split_w - 1) / split_w;
   const dim3 grid(unsigned((ch.nq + kQT - 1) / kQT), unsigned((splits + kLseSplits - 1) / kLseSplits), unsigned(ch.G));
   return launch_pdl(lse_partial_wg_kernel, grid, kThreads, kSmem, s, map, ch, n2c, kernel2, stride2, split_w, nsplit,
@@ -392,7 +362,7 @@ cudaError_t launch_score_pool_wg(const Chunk& ch, const bf16* k1, int64_t k1_cap
   if (4 * pool_blocks + 1 > kPoolWindows) return cudaErrorInvalidValue;
   if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
   CUtensorMap map;
-  if (const cudaError_t e = key_map(&map, k1, k1_cap, n1c, ch.G); e != cudaSuccess) return e;
+  if (const cudaError_t e = bf16_rows_map(&map, k1, k1_cap, n1c, ch.G, kTile); e != cudaSuccess) return e;
   const int64_t nbc = (ch.pos0 + ch.t0 + ch.nq - 1) / block + 1;
   const dim3 grid(unsigned((ch.nq + kQT - 1) / kQT), unsigned((nbc + pool_blocks - 1) / pool_blocks), unsigned(ch.G));
   return launch_pdl(score_pool_wg_kernel, grid, kThreads, kPoolSmem, s, map, ch, n1c, kernel, stride, block,

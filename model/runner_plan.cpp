@@ -33,6 +33,7 @@ RunnerWorkspace runner_workspace(const ModelConfig& c, int64_t chunk, int64_t ma
                                                   std::max<int64_t>(c.sparse.k_sel(), (c.sparse.dense_len + c.sparse.block_size - 1) /
                                                                                            c.sparse.block_size))
                      : 0;
+  w.attn_stats = sparse ? kAttnTileStatsBytes : 0;
   w.cublas = kCublasWorkspace;
   return w;
 }
@@ -53,7 +54,8 @@ std::vector<RunnerBuffer> RunnerWorkspace::rows() const {
       {"selected blocks", "2 x [C, G, 96] int32", blocks, "computed and teacher-forced block ids"},
       {"selection workspace", mib(sel_ws), sel_ws, "score sub-chunks of <= 256 MiB (model/runner_plan.cpp)"},
       {"block score taps", "[C, G, n_blocks] fp32", scores, "only when taps are recorded (verify)"},
-      {"attention split partials", mib(attn_ws), attn_ws, "decode: per split of 8 blocks, 16 rows of (max, sum, O)"},
+      {"attention split partials", mib(attn_ws), attn_ws, "decode: per split of 2 blocks, 16 rows of (max, sum, O)"},
+      {"sparse_attn tile counters", "[4] u64", attn_stats, "what run reports of the prefill's query tiles"},
       {"cuBLAS workspace", "32 MiB", cublas, "cublasSetWorkspace"},
   };
   return r;
