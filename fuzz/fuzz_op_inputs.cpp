@@ -1,9 +1,10 @@
 // Fuzz target: `salasim op`'s reader of a user's HDF5 inputs (compare/op_table.hpp read_op_inputs: the header
-// checks against the op's table, then the op's own checks) and, for inputs it accepts, the op itself on the float64
-// reference and its bf16 peer (scenarios/op_reference.cpp run_op_reference), which must neither crash nor fail inside.
-// The first byte picks the op; the second the form of the rest:
+// checks against the op's definition in the registry, ops/op.hpp, then the op's own checks) and, for inputs it
+// accepts, the op itself on the float64 reference and its bf16 peer (scenarios/op_reference.cpp run_op_reference),
+// which must neither crash nor fail inside. The first byte picks the op of the registry; the second the form of the
+// rest:
 //   even: the bytes of an HDF5 file, read as `salasim op` reads them (in a child process first, as it does);
-//   odd:  a file built through the HDF5 API from the op's table: each input dataset present or not, under its name
+//   odd:  a file built through the HDF5 API from the op's definition: each input dataset present or not, under its name
 //         or a misspelt one, of its rank or another, its sizes drawn per dimension symbol (so most files agree
 //         between inputs and reach the op), of float or integer type, with values that include NaN and infinities;
 //         each attribute absent, in range, just outside it, of the wrong type, or a string. Sizes stay small and

@@ -65,8 +65,8 @@ void expect(const SpotInput& s, const char* field, const SpotTensor& t, const st
   if (t.shape != want)
     fail("{}: field '{}' has shape {}, expected {}", where(s), field, format_shape(t.shape), format_shape(want));
   if (int64_t(t.data.size()) != t.numel())
-    fail("{}: field '{}' holds {} values, its shape {} needs {}", where(s), field, t.data.size(),
-         format_shape(t.shape), t.numel());
+    fail("{}: field '{}' holds {} values, its shape {} needs {}", where(s), field, t.data.size(), format_shape(t.shape),
+         t.numel());
 }
 
 // Rows [row0, row0 + rows) of a tensor viewed as [*, cols].
@@ -119,8 +119,8 @@ const ref::Num kNums[2] = {ref::f64(), ref::peer()};
 void check_sparse(const ModelConfig& c, const SpotInput& s, Sides& out) {
   const SparseSpot& in = s.sparse;
   const ref::SelectParams sp = sparse_rules(c);
-  const int64_t N = int64_t(s.positions.size()), H = c.num_attention_heads, G = c.num_key_value_heads,
-                hd = c.head_dim, len = s.len, K = sp.k_sel;
+  const int64_t N = int64_t(s.positions.size()), H = c.num_attention_heads, G = c.num_key_value_heads, hd = c.head_dim,
+                len = s.len, K = sp.k_sel;
   const int64_t NB = (len + sp.block - 1) / sp.block;
   const int k2k = c.sparse.k2_kernel(), k2s = c.sparse.k2_stride();
   if (len < c.sparse.dense_len)
@@ -144,8 +144,10 @@ void check_sparse(const ModelConfig& c, const SpotInput& s, Sides& out) {
       K2[side].push_back(ref::compress_k(Kc[size_t(g)], len, k2k, k2s, kNums[side]));
     }
   const std::string L = "/spot/" + layer_dir(s.layer) + "/sparse/";
-  if (!in.k1.empty()) out.put(L + "compress_k/k1", tap_of(K1[0], {G, n1, hd}), tap_of(K1[1], {G, n1, hd}), tap_of(in.k1));
-  if (!in.k2.empty()) out.put(L + "compress_k/k2", tap_of(K2[0], {G, n2, hd}), tap_of(K2[1], {G, n2, hd}), tap_of(in.k2));
+  if (!in.k1.empty())
+    out.put(L + "compress_k/k1", tap_of(K1[0], {G, n1, hd}), tap_of(K1[1], {G, n1, hd}), tap_of(in.k1));
+  if (!in.k2.empty())
+    out.put(L + "compress_k/k2", tap_of(K2[0], {G, n2, hd}), tap_of(K2[1], {G, n2, hd}), tap_of(in.k2));
 
   Tap blocks[2], scores[2], attn[2];
   for (int side = 0; side < 2; ++side) {
@@ -244,7 +246,8 @@ std::vector<std::string> spot_tap_patterns(const ModelConfig& c, const SpotReque
       for (const char* p : {"/sparse/proj/q", "/sparse/compress_k/", "/sparse/select/", "/sparse/attn/out"})
         patterns.push_back(L + p);
     else
-      for (const char* p : {"/lightning/qk_rope/", "/lightning/proj/v", "/lightning/gla/out"}) patterns.push_back(L + p);
+      for (const char* p : {"/lightning/qk_rope/", "/lightning/proj/v", "/lightning/gla/out"})
+        patterns.push_back(L + p);
   }
   return patterns;
 }
@@ -263,10 +266,8 @@ SpotCheck check_spots(const ModelConfig& c, const std::vector<SpotInput>& spots)
     for (size_t i = 0; i < s.positions.size(); ++i)
       if (s.positions[i] < 0 || s.positions[i] >= s.len || (i && s.positions[i] <= s.positions[i - 1]))
         fail("{}: positions must ascend within [0, len = {}); position {} is {}", where(s), s.len, i, s.positions[i]);
-    if (s.mixer == Mixer::Sparse)
-      check_sparse(c, s, sides);
-    else
-      check_lightning(c, s, sides);
+    if (s.mixer == Mixer::Sparse) check_sparse(c, s, sides);
+    else check_lightning(c, s, sides);
   }
   out.report = compare_taps(out.ref, &out.peer, out.backend);
   return out;

@@ -23,12 +23,7 @@ using ref::Mat;
 
 namespace {
 
-const std::string& dir() {
-  static const std::string d =
-      scratch_dir("op_cli_" + std::to_string(::getpid()));  // ctest runs the cases side by side
-  return d;
-}
-std::string file(const std::string& name) { return dir() + "/" + name; }
+std::string file(const std::string& name) { return op_file("op_cli", name); }
 
 Tap tap(const Mat& m, std::vector<int64_t> shape = {}) {
   if (shape.empty()) shape = {m.rows(), m.cols()};
@@ -80,7 +75,8 @@ struct SparseCase {
 
 }  // namespace
 
-TEST_CASE("op: rmsnorm, gate, mlp, residual and logits equal the library calls bit for bit", "[op_cli]") {
+TEST_CASE("op: rmsnorm, gate, mlp, residual, logits, linear and embed equal the library calls bit for bit",
+          "[op_cli]") {
   const int64_t T = 9;
   const Mat x = randn(T, 40, 1), w = randn(1, 40, 2), z = randn(T, 40, 3, 2.0), W = randn(23, 40, 4, 0.2);
   OpInputFile(file("rmsnorm.h5")).mat("x", x).mat("w", w, {40}, true).num("eps", 1e-6);
@@ -97,6 +93,11 @@ TEST_CASE("op: rmsnorm, gate, mlp, residual and logits equal the library calls b
   same(op_outputs("residual", file("residual.h5")), "/op/residual/h", tap(h));
   OpInputFile(file("logits.h5")).mat("h", x).mat("w", W).num("divisor", 16);
   same(op_outputs("logits", file("logits.h5")), "/op/final/logits", tap(ref::logits(x, W, 16, ref::f64())));
+  OpInputFile(file("linear.h5")).mat("x", x).mat("w", W);
+  same(op_outputs("linear", file("linear.h5")), "/op/mlp/out", tap(ref::linear(x, W, ref::f64())));
+  const std::vector<int32_t> ids = {3, 0, 22, 3, 17};  // rows of W as the embedding
+  OpInputFile(file("embed.h5")).mat("E", W).ints("tokens", {3, 0, 22, 3, 17}, {5}).num("scale", 12);
+  same(op_outputs("embed", file("embed.h5")), "/op/embed/out", tap(ref::embed(W, ids, 12, ref::f64())));
 }
 
 TEST_CASE("op: rope and gla (chunked, recurrent, with and without a state) equal the library calls bit for bit",

@@ -4,7 +4,10 @@
 #pragma once
 #include <hdf5.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,12 +17,22 @@
 #include "reference/tensor.hpp"
 #include "tests/compare/run_cli.hpp"
 #include "tests/support/catch.hpp"
+#include "tests/support/paths.hpp"
 
 namespace salasim::test {
 
+// `name` in the scratch folder `folder`_<pid>, emptied once per process (ctest runs the cases side by side).
+inline std::string op_file(const std::string& folder, const std::string& name) {
+  static std::map<std::string, std::string> made;
+  auto it = made.find(folder);
+  if (it == made.end()) it = made.emplace(folder, scratch_dir(folder + "_" + std::to_string(::getpid()))).first;
+  return it->second + "/" + name;
+}
+
 class OpInputFile {
  public:
-  explicit OpInputFile(const std::string& path) : f_(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) {}
+  explicit OpInputFile(const std::string& path)
+      : f_(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) {}
   ~OpInputFile() { H5Fclose(f_); }
   OpInputFile(const OpInputFile&) = delete;
   OpInputFile& operator=(const OpInputFile&) = delete;

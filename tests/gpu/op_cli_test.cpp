@@ -21,12 +21,7 @@ using ref::Mat;
 
 namespace {
 
-const std::string& dir() {
-  static const std::string d =
-      scratch_dir("op_cli_gpu_" + std::to_string(::getpid()));  // ctest runs the cases side by side
-  return d;
-}
-std::string file(const std::string& name) { return dir() + "/" + name; }
+std::string file(const std::string& name) { return op_file("op_cli_gpu", name); }
 
 // The op through the three backends; the GPU's outputs gated by their tolerance rows.
 void gated(const std::string& op, const std::string& in) {
@@ -59,6 +54,10 @@ TEST_CASE("op: --backend gpu of every op passes its tolerance rows against the r
     const Mat W = bf16_round(randn(300, 1000, 4, 0.03));
     OpInputFile(file("logits.h5")).mat("h", x).mat("w", W).num("divisor", 16);
     gated("logits", file("logits.h5"));
+    OpInputFile(file("linear.h5")).mat("x", x).mat("w", W);
+    gated("linear", file("linear.h5"));
+    OpInputFile(file("embed.h5")).mat("E", W).ints("tokens", {3, 0, 299, 3, 17}, {5}).num("scale", 12);
+    gated("embed", file("embed.h5"));
   }
   {
     OpInputFile(file("rope.h5"))

@@ -43,7 +43,8 @@ SelectParams real_params() { return sparse_rules(load_config(test::real_config()
 
 }  // namespace
 
-TEST_CASE("select_blocks: holds block 0 and the 33 local blocks, no future block, min(96, causal) entries", "[select_blocks][reference]") {
+TEST_CASE("select_blocks: holds block 0 and the 33 local blocks, no future block, min(96, causal) entries",
+          "[select_blocks][reference]") {
   const SelectParams sp = real_params();
   const int64_t L = 9000;
   Keys k = make_keys(L, sp.groups, sp.hd, 77, 2.0);
@@ -82,7 +83,8 @@ TEST_CASE("select_blocks: holds block 0 and the 33 local blocks, no future block
   }
 }
 
-TEST_CASE("sparse_attn: equals dense attention for every query before position 6144", "[sparse_attn][dense_attn][reference]") {
+TEST_CASE("sparse_attn: equals dense attention for every query before position 6144",
+          "[sparse_attn][dense_attn][reference]") {
   const SelectParams sp = real_params();
   const int64_t L = 6144 + 200;  // queries past 6144 too, to show the check has teeth there
   Keys k = make_keys(L, sp.groups, sp.hd, 5, 2.0);
@@ -120,7 +122,8 @@ TEST_CASE("sparse_attn: equals dense attention for every query before position 6
   }
 }
 
-TEST_CASE("select_blocks: planted key blocks are selected at 16K and 64K, unplanted ones are not", "[select_blocks][reference]") {
+TEST_CASE("select_blocks: planted key blocks are selected at 16K and 64K, unplanted ones are not",
+          "[select_blocks][reference]") {
   const SelectParams sp = real_params();
   for (int64_t L : {int64_t(16384), int64_t(65536)}) {
     INFO("L = " << L);
