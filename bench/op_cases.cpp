@@ -306,9 +306,8 @@ OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
   OpCase oc = case_of(op, sparse_shape(*s), "sparse/attn/out", N,
                       dense ? cost::dense_attn(s->pos0, N, sp.heads, sp.groups, sp.hd)
                             : cost::sparse_attn(s->pos0, N, sp.heads, sp.groups, sp.hd, sp.block, sp.k_sel));
-  gpu::AttnArgs a =
-      gpu::attn_args(s->sp, {s->q.get(), HD, s->T, s->pos0}, s->cache, dense ? nullptr : s->blocks.get(), s->out.get(),
-                     HD, {s->attn_ws.get(), s->attn_ws.size()});
+  gpu::AttnArgs a = gpu::attn_args(s->sp, {s->q.get(), HD, s->T, s->pos0}, s->cache, dense ? nullptr : s->blocks.get(),
+                                   s->out.get(), HD, {s->attn_ws.get(), s->attn_ws.size()});
   if (op.size() > 9 && op.compare(op.size() - 9, 9, ".cp_async") == 0) a.engine = gpu::AttnArgs::Engine::cp_async;
   oc.run = [s, a, dense](gpu::Stream st) { dense ? gpu::dense_attn(a, st) : gpu::sparse_attn(a, st); };
   oc.check = [s, sp, HD, dense, run = oc.run] {

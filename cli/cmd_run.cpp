@@ -122,10 +122,10 @@ struct Args {
   std::string fuse = "on";      // "on", "off" or a list of residual, gate, rope (fusion_of; RunnerOptions::fusion)
   std::string ahead = "on";     // decode steps enqueued one ahead, the token picked on the device (model/generate.hpp)
   std::string attn_engine = "auto";  // sparse_attn's prefill kernel: auto, tma or cp_async (RunnerOptions::attn_engine)
-  int64_t prompt_seed = -1;     // the prompt's random tokens; -1: --seed
-  std::string dump_taps;        // tap dump of the chosen taps and rows
-  std::string taps;             // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
-  std::string rows;             // --rows: prefill rows (model/tap_select.hpp RowList); "" = all
+  int64_t prompt_seed = -1;          // the prompt's random tokens; -1: --seed
+  std::string dump_taps;             // tap dump of the chosen taps and rows
+  std::string taps;                  // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
+  std::string rows;                  // --rows: prefill rows (model/tap_select.hpp RowList); "" = all
   std::string command_line;
 };
 

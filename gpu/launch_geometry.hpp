@@ -50,8 +50,8 @@ constexpr size_t kAttnTileStatsBytes = kAttnTileStats * 8;
 // (nsplit = ceil(n2 / select_split_windows(rows)), nseg = ceil(nb / 1024)). The K1 window scores stay in shared
 // memory. The candidates are the split top-k's (gpu/select_blocks.cu): sub-chunks of <= 4 queries (decode) past
 // 20480 blocks choose per segment of 1024 blocks first, then among the segments' choices.
-constexpr int kSelectSplit = 512;          // K2 windows per LSE partial
-constexpr int kSelectSplitFine = 128;      // ... in sub-chunks of <= kSelectFineRows queries (decode)
+constexpr int kSelectSplit = 512;      // K2 windows per LSE partial
+constexpr int kSelectSplitFine = 128;  // ... in sub-chunks of <= kSelectFineRows queries (decode)
 constexpr int64_t kSelectFineRows = 2;
 inline int select_split_windows(int64_t rows) { return rows <= kSelectFineRows ? kSelectSplitFine : kSelectSplit; }
 constexpr size_t kSelectBudget = size_t(256) << 20;  // what select_workspace_bytes aims at for long sequences

@@ -58,7 +58,7 @@ constexpr int kWgPoolBlocks = 255;
 cudaError_t launch_lse_partial_wg(const Chunk& ch, const __nv_bfloat16* k2, int64_t k2_cap, int64_t n2c, int kernel2,
                                   int stride2, int split_w, int64_t nsplit, float2* part, Stream s);
 cudaError_t launch_score_pool_wg(const Chunk& ch, const __nv_bfloat16* k1, int64_t k1_cap, int64_t n1c, int kernel,
-                                 int stride, int block, int pool_blocks, const float* lse, uint16_t* pooled, int64_t nbs,
-                                 Stream s);
+                                 int stride, int block, int pool_blocks, const float* lse, uint16_t* pooled,
+                                 int64_t nbs, Stream s);
 
 }  // namespace salasim::gpu

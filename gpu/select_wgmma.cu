@@ -38,27 +38,27 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kGroups = 4;            // warpgroups per CTA
+constexpr int kGroups = 4;  // warpgroups per CTA
 constexpr int kThreads = 128 * kGroups;
 static_assert(kQT == 4 * kGroups, "one query per warp");
-constexpr int kTile = 128;            // windows per tile: the N of one m64n128k16
+constexpr int kTile = 128;  // windows per tile: the N of one m64n128k16
 constexpr int kStages = 4;
 constexpr int kWarpsCta = kThreads / 32;
-constexpr uint32_t kHalfBytes = kTile * 128;           // one K-half of a tile: 128 rows of 64 bf16, 16 KB
-constexpr uint32_t kTileBytes = 2 * kHalfBytes;        // 32 KB
-constexpr int kPoolWindows = 8 * kTile;                // score_pool_wg's windows a CTA: 4 * 255 + 1 <= 1024
-constexpr int kLseSplits = 2;                          // LSE splits a CTA (2 x 512 windows: 8 tiles)
+constexpr uint32_t kHalfBytes = kTile * 128;     // one K-half of a tile: 128 rows of 64 bf16, 16 KB
+constexpr uint32_t kTileBytes = 2 * kHalfBytes;  // 32 KB
+constexpr int kPoolWindows = 8 * kTile;          // score_pool_wg's windows a CTA: 4 * 255 + 1 <= 1024
+constexpr int kLseSplits = 2;                    // LSE splits a CTA (2 x 512 windows: 8 tiles)
 constexpr size_t kRingBytes = size_t(kStages) * kTileBytes;
-constexpr size_t kSmem = 1024 + kRingBytes;                            // + slack to align the ring to 1024 B
-constexpr size_t kPoolSmem = kSmem + size_t(kQT) * kPoolWindows * 2;   // + bf16 window scores: 164,864 B
+constexpr size_t kSmem = 1024 + kRingBytes;                           // + slack to align the ring to 1024 B
+constexpr size_t kPoolSmem = kSmem + size_t(kQT) * kPoolWindows * 2;  // + bf16 window scores: 164,864 B
 
 // The warp's query (16 heads of kv group g) as A fragments, straight from global memory: qa[ks] is k-step ks
 // (dims 16 ks ..), rows g = lane / 4 (head g) and g + 8; zeros past the sub-chunk.
 __device__ void load_query_frags(const Chunk& ch, int64_t tl, int grp, int lane, uint32_t (&qa)[8][4]) {
   const int gr = lane >> 2, c = lane & 3;
   const bool ok = tl < ch.nq;
-  const uint32_t* r0 = reinterpret_cast<const uint32_t*>(ch.q + (ch.t0 + (ok ? tl : 0)) * ch.ldq +
-                                                        (int64_t(grp) * kRows + gr) * kHd);
+  const uint32_t* r0 =
+      reinterpret_cast<const uint32_t*>(ch.q + (ch.t0 + (ok ? tl : 0)) * ch.ldq + (int64_t(grp) * kRows + gr) * kHd);
   const uint32_t* r1 = r0 + 8 * kHd / 2;  // head gr + 8
 #pragma unroll
   for (int ks = 0; ks < 8; ++ks) {
@@ -177,9 +177,9 @@ __device__ WarpLimits warp_limits(const Chunk& ch, int64_t tq0, int warp, int64_
 // As lse_partial_kernel (select_blocks.cu): part [nq, H, nsplit] (max, sum) of exp2 over each split's windows the
 // query sees. A CTA takes kLseSplits consecutive splits of split_w windows (a multiple of 128), blockIdx.y kLseSplits
 // apart, so that its fixed costs (the queries, the first tile's latency) spread over more tiles.
-__global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __grid_constant__ CUtensorMap k2map, Chunk ch,
-                                                                     int64_t n2c, int kernel2, int stride2, int split_w,
-                                                                     int64_t nsplit, float2* __restrict__ part) {
+__global__ void __launch_bounds__(kThreads, 1)
+    lse_partial_wg_kernel(const __grid_constant__ CUtensorMap k2map, Chunk ch, int64_t n2c, int kernel2, int stride2,
+                          int split_w, int64_t nsplit, float2* __restrict__ part) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* ring = aligned_ring(smem);
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __gri
   uint32_t qa[8][4];
   load_query_frags(ch, tl, grp, lane, qa);
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // heads gr, gr + 8
-  auto epi = [&](int kt, const float (&d)[64]) {
+  auto epi = [&](int kt, const float(&d)[64]) {
     const int local = kt * kTile;  // window e_begin + local + n is column n of the tile
     // windows the query does not see read as -inf (exp2 0), tested only in the tile where its windows end; the
     // accumulators themselves stay untouched (ptxas serializes products whose registers are written in between)
@@ -219,10 +219,8 @@ __global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __gri
         l[r] += sum[0] + sum[1];
       }
     };
-    if (local + kTile <= wl.lim)
-      body(std::false_type{});
-    else
-      body(std::true_type{});
+    if (local + kTile <= wl.lim) body(std::false_type{});
+    else body(std::true_type{});
   };
   auto done = [&](int kt) {
     if ((kt + 1) % tiles_per_split != 0 && kt + 1 != n_tiles) return;
@@ -258,10 +256,10 @@ __device__ __forceinline__ void halve(const float (&v)[2 * N][2], float (&kept)[
 
 // As score_pool_kernel (select_blocks.cu): pooled [nq, G, nbs] 16-bit keys of blocks b0 .. b0 + pool_blocks - 1
 // (4 pool_blocks + 1 <= kPoolWindows).
-__global__ void __launch_bounds__(kThreads, 1) score_pool_wg_kernel(const __grid_constant__ CUtensorMap k1map, Chunk ch,
-                                                                    int64_t n1c, int kernel, int stride, int block,
-                                                                    int pool_blocks, const float* __restrict__ lse,
-                                                                    uint16_t* __restrict__ pooled, int64_t nbs) {
+__global__ void __launch_bounds__(kThreads, 1)
+    score_pool_wg_kernel(const __grid_constant__ CUtensorMap k1map, Chunk ch, int64_t n1c, int kernel, int stride,
+                         int block, int pool_blocks, const float* __restrict__ lse, uint16_t* __restrict__ pooled,
+                         int64_t nbs) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* ring = aligned_ring(smem);
@@ -280,7 +278,7 @@ __global__ void __launch_bounds__(kThreads, 1) score_pool_wg_kernel(const __grid
   const bool b0bit = (lane >> 2) & 1, b1bit = (lane >> 3) & 1, b2bit = (lane >> 4) & 1;
   const int jsel = 8 * b0bit + 4 * b1bit + 2 * b2bit;  // the column groups jsel, jsel + 1 this lane ends with
   uint16_t* wq = wsc + warp * kPoolWindows;
-  auto epi = [&](int kt, const float (&d)[64]) {
+  auto epi = [&](int kt, const float(&d)[64]) {
     float v[16][2];  // column group j (windows 128 kt + 8 j + 2 c + e): heads gr and gr + 8
 #pragma unroll
     for (int j = 0; j < 16; ++j)
@@ -344,8 +342,8 @@ bool wgmma_available() {
   return ok;
 }
 
-cudaError_t launch_lse_partial_wg(const Chunk& ch, const bf16* k2, int64_t k2_cap, int64_t n2c, int kernel2, int stride2,
-                                  int split_w, int64_t nsplit, float2* part, Stream s) {
+cudaError_t launch_lse_partial_wg(const Chunk& ch, const bf16* k2, int64_t k2_cap, int64_t n2c, int kernel2,
+                                  int stride2, int split_w, int64_t nsplit, float2* part, Stream s) {
   if (split_w % kTile != 0) return cudaErrorInvalidValue;
   if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
   CUtensorMap map;

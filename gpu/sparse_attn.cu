@@ -43,10 +43,10 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kHd = 128;     // head dim the kernels are built for
-constexpr int kRows = 16;    // query heads per kv group (H / G): one m16 tile
-constexpr int kBlock = 64;   // keys per selection block
-constexpr int kQ = 4;        // queries per prefill tile, one per warp (2 CTAs per SM overlap their block rounds)
+constexpr int kHd = 128;    // head dim the kernels are built for
+constexpr int kRows = 16;   // query heads per kv group (H / G): one m16 tile
+constexpr int kBlock = 64;  // keys per selection block
+constexpr int kQ = 4;       // queries per prefill tile, one per warp (2 CTAs per SM overlap their block rounds)
 constexpr int kThreads = kQ * 32;
 constexpr int kMaxSel = 128;  // k_sel limit: 4 list entries per lane
 constexpr int kLd = kHd + 8;  // bf16 row stride of the K/V tiles (272 B: ldmatrix rows in distinct bank groups)
@@ -130,7 +130,7 @@ __device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const b
     bmax[r] = fmaxf(bmax[r], __shfl_xor_sync(0xffffffffu, bmax[r], 2));
     const float mn = fmaxf(m[r], bmax[r]);
     mref[r] = mn == -INFINITY ? 0.f : mn;  // no valid key yet: exp2 must see -inf - 0, never -inf - -inf
-    alpha[r] = exp2f(m[r] - mref[r]);       // 0 on the first valid block (m = -inf)
+    alpha[r] = exp2f(m[r] - mref[r]);      // 0 on the first valid block (m = -inf)
     m[r] = mn;
   }
 #pragma unroll
@@ -148,7 +148,7 @@ __device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const b
   }
 #pragma unroll
   for (int j = 0; j < 16; ++j) o[j][0] *= alpha[0], o[j][1] *= alpha[0], o[j][2] *= alpha[1], o[j][3] *= alpha[1];
-  // O += P V: k-steps of 16 keys; the S accumulators of n-tiles 2kk, 2kk+1 are P's A fragment of k-step kk
+    // O += P V: k-steps of 16 keys; the S accumulators of n-tiles 2kk, 2kk+1 are P's A fragment of k-step kk
 #pragma unroll
   for (int kk = 0; kk < NT / 2; ++kk) {
     uint32_t ph[4], pl[4];
@@ -259,16 +259,14 @@ __device__ void write_rows(bf16* out, int64_t ldo, int64_t t, int grp, const flo
 // q: [T, H*hd] (row stride ldq); K, V: [G, cap, hd]; blocks: [T, G, k_sel] or nullptr (dense);
 // out: [T, H*hd] (row stride ldo). Grid (ceil(T/kQ), G), kThreads threads; dynamic smem: the K/V stages, the
 // bitmap words and the union list.
-__global__ void __launch_bounds__(kThreads, 2) tile_kernel(const bf16* __restrict__ q, int64_t ldq, int64_t T,
-                                                          int64_t pos0, const bf16* __restrict__ K,
-                                                          const bf16* __restrict__ V, int64_t cap, int G,
-                                                          float sc_log2, const int32_t* __restrict__ blocks, int k_sel,
-                                                          int nbw, bf16* __restrict__ out, int64_t ldo,
-                                                          unsigned long long* __restrict__ stats) {
+__global__ void __launch_bounds__(kThreads, 2)
+    tile_kernel(const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, const bf16* __restrict__ K,
+                const bf16* __restrict__ V, int64_t cap, int G, float sc_log2, const int32_t* __restrict__ blocks,
+                int k_sel, int nbw, bf16* __restrict__ out, int64_t ldo, unsigned long long* __restrict__ stats) {
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* kv = reinterpret_cast<bf16*>(smem);  // stage st: K at tile 2st, V at tile 2st+1
   uint32_t* bitmap = reinterpret_cast<uint32_t*>(smem + 2 * kStages * kTile * 2);  // [nbw] union of the tile's blocks
-  int32_t* ulist = reinterpret_cast<int32_t*>(bitmap + nbw);        // [kQ * kMaxSel] union, ascending
+  int32_t* ulist = reinterpret_cast<int32_t*>(bitmap + nbw);                       // [kQ * kMaxSel] union, ascending
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = blockIdx.y;
@@ -365,13 +363,11 @@ __device__ void load_q_frags(uint32_t (&qa)[8][4], const bf16* q, int64_t ldq, i
 
 // Grid (ceil(T / kRingQ), G), kRingThreads threads, ring_smem(nbw) dynamic shared memory. kmap, vmap: the caches'
 // rows 0 .. pos0 + T - 1 (bf16_rows_map, 64-row boxes). stats: AttnArgs::tile_stats.
-__global__ void __launch_bounds__(kRingThreads, 1) ring_kernel(const __grid_constant__ CUtensorMap kmap,
-                                                              const __grid_constant__ CUtensorMap vmap,
-                                                              const bf16* __restrict__ q, int64_t ldq, int64_t T,
-                                                              int64_t pos0, int G, float sc_log2,
-                                                              const int32_t* __restrict__ blocks, int k_sel, int nbw,
-                                                              bf16* __restrict__ out, int64_t ldo,
-                                                              unsigned long long* __restrict__ stats) {
+__global__ void __launch_bounds__(kRingThreads, 1)
+    ring_kernel(const __grid_constant__ CUtensorMap kmap, const __grid_constant__ CUtensorMap vmap,
+                const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, int G, float sc_log2,
+                const int32_t* __restrict__ blocks, int k_sel, int nbw, bf16* __restrict__ out, int64_t ldo,
+                unsigned long long* __restrict__ stats) {
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* ring = smem + ((1024 - (mma::smem_addr(smem) & 1023)) & 1023);
   uint32_t* bitmap = reinterpret_cast<uint32_t*>(ring + kRingBytes);  // [nbw] union of the CTA's blocks
@@ -422,6 +418,7 @@ __global__ void __launch_bounds__(kRingThreads, 1) ring_kernel(const __grid_cons
     const int64_t b = block_of(u);
     const bool mine = (blocks ? selected(sel, b) : b <= qb) && active;
     wg::mbar_wait(&full[s], uint32_t(u / kRingStages) & 1u);
+    __syncwarp();  // the lanes leave the spin together before ldmatrix / mma (.sync.aligned)
     if (mine) {
       const int valid = int(std::min<int64_t>(kBlock, p - b * kBlock + 1));  // keys b*64 .. p of this block
       const bf16* Ks = reinterpret_cast<const bf16*>(ring + size_t(s) * kStageBytes);
@@ -430,8 +427,12 @@ __global__ void __launch_bounds__(kRingThreads, 1) ring_kernel(const __grid_cons
     }
     __syncwarp();  // every lane's reads of the stage are done before the warp counts itself out
     if (lane == 0) {
-      __threadfence_block();
-      if (atomicAdd(&used[s], 1) % kRingQ == kRingQ - 1 && u + kRingStages < nu) issue(u + kRingStages);
+      __threadfence_block();  // release: this warp's reads of the stage before its count
+      if (atomicAdd(&used[s], 1) % kRingQ == kRingQ - 1 && u + kRingStages < nu) {
+        __threadfence_block();         // acquire: the other warps' counted reads before the refill
+        wg::fence_proxy_async_smem();  // ... and before the async proxy's writes to the stage
+        issue(u + kRingStages);
+      }
     }
   }
   if (!active) return;
@@ -441,12 +442,10 @@ __global__ void __launch_bounds__(kRingThreads, 1) ring_kernel(const __grid_cons
 
 // Partial softmax of one split: part_ml [T, G, nsplit, 16] (max, sum) in log2 units, part_o [T, G, nsplit, 16, hd]
 // (unnormalised O). Grid (T, G, nsplit), kSplitThreads threads, kSplitSmem dynamic shared memory.
-__global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __restrict__ q, int64_t ldq, int64_t T,
-                                                              int64_t pos0, const bf16* __restrict__ K,
-                                                              const bf16* __restrict__ V, int64_t cap, int G,
-                                                              float sc_log2, const int32_t* __restrict__ blocks,
-                                                              int k_sel, float2* __restrict__ part_ml,
-                                                              float* __restrict__ part_o) {
+__global__ void __launch_bounds__(kSplitThreads)
+    split_kernel(const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, const bf16* __restrict__ K,
+                 const bf16* __restrict__ V, int64_t cap, int G, float sc_log2, const int32_t* __restrict__ blocks,
+                 int k_sel, float2* __restrict__ part_ml, float* __restrict__ part_o) {
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* kv = reinterpret_cast<bf16*>(smem);  // stage st: K tile at 2st, V tile at 2st+1
   __shared__ float mrg_m[kSplitWarps][kRows], mrg_l[kSplitWarps][kRows];
@@ -506,7 +505,8 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __rest
     else mma::cp_async_wait<0>();
     __syncthreads();
     const int valid = int(std::min<int64_t>(kBlock, p - int64_t(list[u]) * kBlock + 1));
-    attend_block<2, Padded>(qa, kv + (2 * u) * kTile, kv + (2 * u + 1) * kTile, 16 * warp, valid, sc_log2, m, l, o, lane);
+    attend_block<2, Padded>(qa, kv + (2 * u) * kTile, kv + (2 * u + 1) * kTile, 16 * warp, valid, sc_log2, m, l, o,
+                            lane);
   }
   // merge the 4 warps: each row's max over the warps, then sums and O rescaled to it, summed in shared memory
   if (c4 == 0) {
@@ -557,9 +557,9 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __rest
 // one thread per dim walking the 48 splits of a decode call, waited on 6 dependent rounds of loads on 8 CTAs
 // (docs/performance.md, "Measured reasons behind kernel choices").
 constexpr int kCombLanes = 8, kCombPer = 8, kCombThreads = kCombLanes * kHd / 4;
-__global__ void __launch_bounds__(kCombThreads) combine_kernel(int nsplit, int G, const float2* __restrict__ part_ml,
-                                                               const float* __restrict__ part_o,
-                                                               bf16* __restrict__ out, int64_t ldo) {
+__global__ void __launch_bounds__(kCombThreads)
+    combine_kernel(int nsplit, int G, const float2* __restrict__ part_ml, const float* __restrict__ part_o,
+                   bf16* __restrict__ out, int64_t ldo) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   __shared__ float wmax[kCombLanes];
   __shared__ float wsum[kCombLanes];
@@ -629,9 +629,16 @@ size_t sparse_attn_workspace_bytes(int64_t T, int G, int k_sel, int64_t kv_len) 
 
 void sparse_attn(const AttnArgs& a, Stream s) {
   const auto op = [&] {
-    return op_desc(a.blocks ? "sparse_attn" : "dense_attn", {{"T", a.T}, {"pos0", a.pos0}, {"H", a.H}, {"G", a.G},
-                                                        {"hd", a.hd}, {"cap", a.cap}, {"block", a.block},
-                                                        {"k_sel", a.k_sel}, {"ldq", a.ldq}, {"ldo", a.ldo}});
+    return op_desc(a.blocks ? "sparse_attn" : "dense_attn", {{"T", a.T},
+                                                             {"pos0", a.pos0},
+                                                             {"H", a.H},
+                                                             {"G", a.G},
+                                                             {"hd", a.hd},
+                                                             {"cap", a.cap},
+                                                             {"block", a.block},
+                                                             {"k_sel", a.k_sel},
+                                                             {"ldq", a.ldq},
+                                                             {"ldo", a.ldo}});
   };
   ARG_CHECK(a.T >= 0 && a.pos0 >= 0, op, "T and pos0 must be >= 0");
   if (a.T == 0) return;
@@ -675,23 +682,36 @@ void sparse_attn(const AttnArgs& a, Stream s) {
   }
   const int64_t nb = (a.pos0 + a.T + kBlock - 1) / kBlock;
   const int nbw = int((nb + 31) / 32);
-  const bool ring_fits = ring_smem(nbw) <= 227 * 1024;
+  // 227 KiB of opt-in shared memory a CTA, less the ring kernel's static arrays (mbarriers, counters: < 1 KiB)
+  const bool ring_fits = ring_smem(nbw) + 1024 <= 227 * 1024;
   using Engine = AttnArgs::Engine;
   ARG_CHECK(a.engine != Engine::tma || (wgmma_available() && ring_fits), op,
             "engine tma needs an sm_90a build on a compute capability 9.0 GPU and a context whose union bitmap fits "
             "shared memory");
-  if (a.engine == Engine::tma || (a.engine == Engine::automatic && ring_fits && wgmma_available())) {
-    CUtensorMap kmap, vmap;
+  CUtensorMap kmap, vmap;
+  bool ring = a.engine == Engine::tma || (a.engine == Engine::automatic && ring_fits && wgmma_available());
+  if (ring && a.engine == Engine::automatic &&
+      (bf16_rows_map(&kmap, K, a.cap, a.pos0 + a.T, a.G, kBlock) != cudaSuccess ||
+       bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock) != cudaSuccess))
+    ring = false;  // no tensor map for these tensors (alignment, extents): the tile kernel, which needs none
+  else if (ring) {
     CUDA_CHECK(bf16_rows_map(&kmap, K, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " key map"; });
     CUDA_CHECK(bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " value map"; });
+  }
+  if (ring) {
     const size_t rsmem = ring_smem(nbw);
     static size_t ring_attr = 0;  // raised as far as a call needs, once per size
     if (rsmem > ring_attr) {
       CUDA_CHECK(cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rsmem)), op);
       ring_attr = rsmem;
     }
-    ring_kernel<<<dim3(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G)), kRingThreads, rsmem, s>>>(
-        kmap, vmap, q, a.ldq, a.T, a.pos0, a.G, sc, a.blocks, a.k_sel, nbw, out, a.ldo, a.tile_stats);
+    ring_kernel<<<dim3(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G)), kRingThreads, rsmem, s>>>(kmap, vmap, q,
+                                                                                                        a.ldq, a.T,
+                                                                                                        a.pos0, a.G, sc,
+                                                                                                        a.blocks,
+                                                                                                        a.k_sel, nbw,
+                                                                                                        out, a.ldo,
+                                                                                                        a.tile_stats);
     CHECK_LAUNCH(op);
     return;
   }
@@ -702,8 +722,10 @@ void sparse_attn(const AttnArgs& a, Stream s) {
     CUDA_CHECK(cudaFuncSetAttribute(tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
     tile_attr = smem;
   }
-  tile_kernel<<<dim3(unsigned((a.T + kQ - 1) / kQ), unsigned(a.G)), kThreads, smem, s>>>(
-      q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, nbw, out, a.ldo, a.tile_stats);
+  tile_kernel<<<dim3(unsigned((a.T + kQ - 1) / kQ), unsigned(a.G)), kThreads, smem, s>>>(q, a.ldq, a.T, a.pos0, K, V,
+                                                                                         a.cap, a.G, sc, a.blocks,
+                                                                                         a.k_sel, nbw, out, a.ldo,
+                                                                                         a.tile_stats);
   CHECK_LAUNCH(op);
 }
 

@@ -20,7 +20,7 @@ struct AttnArgs {
                                     // A block listed twice counts once (the selection is a set, as in the
                                     // reference); ids outside [0, p/64] are ignored.
   int k_sel = 96;                   // <= 128
-  bf16_t* out = nullptr;  // [T, H*hd], row stride ldo
+  bf16_t* out = nullptr;            // [T, H*hd], row stride ldo
   int64_t ldo = 0;
   // Calls of T <= kAttnSplitMaxT queries (decode) split each query's blocks over many CTAs and combine the
   // partial softmaxes (flash-decoding); they need sparse_attn_workspace_bytes(T, G, k_sel, kv_len) bytes here.

@@ -25,13 +25,15 @@ RunnerWorkspace runner_workspace(const ModelConfig& c, int64_t chunk, int64_t ma
   w.sel_ws = sparse ? select_workspace_bytes(C, max_context, c.num_attention_heads, c.num_key_value_heads,
                                              c.sparse.kernel_size, c.sparse.kernel_stride)
                     : 0;
-  w.scores = sparse && taps
-                 ? size_t(C * c.num_key_value_heads * ((max_context + c.sparse.block_size - 1) / c.sparse.block_size)) * 4
-                 : 0;
+  w.scores =
+      sparse && taps
+          ? size_t(C * c.num_key_value_heads * ((max_context + c.sparse.block_size - 1) / c.sparse.block_size)) * 4
+          : 0;
   // decode (and prefill pieces of <= 4 tokens): k_sel slots when sparse, every block below dense_len when dense
   w.attn_ws = sparse ? attn_split_workspace_bytes(kAttnSplitMaxT, c.num_key_value_heads,
-                                                  std::max<int64_t>(c.sparse.k_sel(), (c.sparse.dense_len + c.sparse.block_size - 1) /
-                                                                                           c.sparse.block_size))
+                                                  std::max<int64_t>(c.sparse.k_sel(),
+                                                                    (c.sparse.dense_len + c.sparse.block_size - 1) /
+                                                                        c.sparse.block_size))
                      : 0;
   w.attn_stats = sparse ? kAttnTileStatsBytes : 0;
   w.cublas = kCublasWorkspace;

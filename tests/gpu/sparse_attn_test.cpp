@@ -37,8 +37,8 @@ Seq make_seq(int64_t L, const ref::SelectParams& sp, uint64_t seed) {
 // (rows past that are NaN). blocks: [T, G, k_sel] or empty (dense). q and out are embedded in wider rows (ldq, ldo
 // > H*hd) whose extra columns are NaN, so a kernel reading or writing outside its columns shows.
 // engine: the prefill kernel (AttnArgs::Engine); stats: AttnArgs::tile_stats, downloaded when not null.
-ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp, const std::vector<int32_t>& blocks,
-                  gpu::AttnArgs::Engine engine = gpu::AttnArgs::Engine::automatic,
+ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp,
+                  const std::vector<int32_t>& blocks, gpu::AttnArgs::Engine engine = gpu::AttnArgs::Engine::automatic,
                   std::vector<unsigned long long>* stats = nullptr) {
   const int64_t HD = int64_t(sp.heads) * sp.hd, ldq = HD + 264, ldo = HD + 72, cap = pos0 + T + 37;
   const gpu::Buffer<bf16_t> Kd = test::upload_heads(s.K, pos0 + T, cap), Vd = test::upload_heads(s.V, pos0 + T, cap);
@@ -54,8 +54,8 @@ ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams
                           "split partials");
   gpu::SparseCache c;
   c.K = Kd.get(), c.V = Vd.get(), c.cap = cap;
-  gpu::AttnArgs a = gpu::attn_args(sp, {qd.get(), ldq, T, pos0}, c, blocks.empty() ? nullptr : bd.get(), out.get(),
-                                   ldo, {ws.get(), ws.size()});
+  gpu::AttnArgs a = gpu::attn_args(sp, {qd.get(), ldq, T, pos0}, c, blocks.empty() ? nullptr : bd.get(), out.get(), ldo,
+                                   {ws.get(), ws.size()});
   a.engine = engine;
   gpu::Buffer<unsigned long long> st(kAttnTileStats, "tile counters");
   gpu::fill_bytes(st.get(), 0, kAttnTileStatsBytes);
@@ -225,13 +225,29 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
   }
   for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
     INFO((sel == &random ? "random" : "shared") << " selections");
-    const ref::Mat ring = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma), tile = gpu_attn(s, pos0, T, sp, sel->blocks, E::cp_async);
+    const ref::Mat ring = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma),
+                   tile = gpu_attn(s, pos0, T, sp, sel->blocks, E::cp_async);
     CHECK((ring.array() == tile.array()).all());
   }
   INFO("dense, a chunk from position 0");
   const ref::Mat ring = gpu_attn(s, 0, 2003, sp, {}, E::tma), tile = gpu_attn(s, 0, 2003, sp, {}, E::cp_async);
   CHECK((ring.array() == tile.array()).all());
   CHECK_FALSE(ring.hasNaN());
+  // unions shorter than the ring, of exactly its 6 stages and of one more (CTAs of a dense chunk from 0 attend to
+  // 1..qb_last+1 blocks), a sparse chunk of 5 queries, and queries that picked nothing (every entry -1: no block
+  // is loaded; neither kernel defines those rows beyond giving the same bits)
+  for (int64_t T2 : {int64_t(5), int64_t(384), int64_t(448)}) {
+    INFO("dense from 0, " << T2 << " queries");
+    const ref::Mat r2 = gpu_attn(s, 0, T2, sp, {}, E::tma), t2 = gpu_attn(s, 0, T2, sp, {}, E::cp_async);
+    CHECK((r2.array() == t2.array()).all());
+  }
+  const size_t row = size_t(sp.groups) * sp.k_sel;
+  const std::vector<int32_t> five(random.blocks.begin(), random.blocks.begin() + 5 * row), none(5 * row, -1);
+  for (const std::vector<int32_t>* b : {&five, &none}) {
+    INFO((b == &five ? "5 sparse queries" : "5 queries that picked no block"));
+    const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma), t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
+    CHECK((r2.array() == t2.array() || (r2.array().isNaN() && t2.array().isNaN())).all());
+  }
 }
 
 // AttnArgs::tile_stats: per tile of consecutive queries (8 for the ring, 4 for the tile kernel) the size of the union
