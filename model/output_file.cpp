@@ -281,16 +281,21 @@ OutputFolder::OutputFolder(std::string path, bool force, std::string option)
   temp_ = temporary_name(path_);
   std::error_code ec;
   fs::remove_all(temp_, ec);
-  if (!fs::create_directory(temp_, ec) || ec)
-    fail("{}: cannot create the folder {}: {}", label(option_, path_), temp_, ec ? ec.message() : "it exists");
+  // registered before it exists: a signal between the two would otherwise leave an empty folder behind (the
+  // output ctest's signal sent as soon as the folder appears found that window)
   slot_ = register_temp(temp_, true);
+  if (!fs::create_directory(temp_, ec) || ec) {
+    unregister_temp(slot_);  // a constructor that throws runs no destructor
+    fail("{}: cannot create the folder {}: {}", label(option_, path_), temp_, ec ? ec.message() : "it exists");
+  }
 }
 
 OutputFolder::~OutputFolder() {
-  unregister_temp(slot_);
-  if (done_) return;
-  std::error_code ec;
-  fs::remove_all(temp_, ec);
+  if (!done_) {
+    std::error_code ec;
+    fs::remove_all(temp_, ec);
+  }
+  unregister_temp(slot_);  // after the removal, so that a signal meanwhile still removes the rest
 }
 
 void OutputFolder::commit() {
@@ -384,9 +389,11 @@ ScratchFolder::ScratchFolder(const std::string& for_path) {
   path_ = temporary_name(work);
   std::error_code ec;
   fs::remove_all(path_, ec);
-  if (!fs::create_directory(path_, ec) || ec)
+  slot_ = register_temp(path_, true);  // before it exists, as OutputFolder's
+  if (!fs::create_directory(path_, ec) || ec) {
+    unregister_temp(slot_);
     fail("{}: cannot create the scratch folder {}: {}", for_path, path_, ec ? ec.message() : "it exists");
-  slot_ = register_temp(path_, true);
+  }
 }
 
 ScratchFolder::~ScratchFolder() {

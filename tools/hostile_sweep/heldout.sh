@@ -27,6 +27,7 @@ leftovers() { find . "${LEFT[@]}" -print 2>/dev/null | head -3 | tr '\n' ' '; }
 # c CLASS NAME WANT KEEP CMD: WANT is exit codes joined by '|'; KEEP the files and folders that must not change.
 c() {
   local cls=$1 name=$2 want=$3 keep=$4 cmd=$5 before out rc first left lost=""
+  name=${name//$ROOT\//}
   # shellcheck disable=SC2086
   before=$(sums $keep)
   out=$(timeout 180 bash -c "$cmd" 2>&1 </dev/null)
@@ -79,7 +80,7 @@ python3 -c "f=open('big.txt','w'); f.write('x'); f.truncate((64<<20)+1)"
 sed "s#\"model\": *\"[^\"]*\"#\"model\": \"$ROOT/scenarios/models/tiny-short.json\"#" "$SC" >sc.json
 cp "$TINY" cfg.json
 mkdir -p cfgdir rdir && cp "$TINY" cfgdir/config.json && cp "$ROOT/reports/hw/h200.json" rdir/hw.json
-cp "$ESSAY" essay.model
+cp "$ESSAY" essay.model && cp "$ESSAY" essay.txt
 echo 'my vocab' >my.vocab
 echo 'my text' >my.model.train.txt
 echo keep >target.txt
@@ -145,7 +146,16 @@ echo "| class | case | command | exit | first line of the message | lost | resul
 echo "|---|---|---|---|---|---|---|"
 
 # ---- outputs: ruler train-tokenizer, a writing command the policy did not cover ----
-TT="\$S ruler train-tokenizer --vocab 1000"
+# TT trains with a vocabulary the default text allows; T0 is the bare command, for the cases that set --vocab
+# themselves (CLI11 refuses a repeated --vocab before any value is looked at).
+T0="\$S ruler train-tokenizer"
+# waitfor GLOB: a loop that waits (at most 10 s) until a file or folder matching GLOB exists (an output's temporary
+# ".NAME.tmp-PID", a trainer's scratch ".NAME.work.tmp-PID"), so that a signal sent next lands while the command
+# writes; those cases then check that the signal ended it (exit status 128 + its number: a signal after the command
+# was done would test nothing). `set -m` first: without job control a script's background job ignores SIGINT and
+# SIGQUIT (POSIX), and salasim keeps an ignored signal as the caller's choice.
+waitfor() { echo "for i in \$(seq 500); do ls -d $1 >/dev/null 2>&1 && break; sleep 0.02; done"; }
+TT="$T0 --vocab 1000"
 c train "--out exists, no --force: kept" 2 keep.model "$TT --out keep.model"
 c train "--out exists, --force: replaced whole" 0 "" "$TT --out keep2.model && $TT --out keep2.model --force"
 c train "a .vocab of the user's beside --out is kept" 0 my.vocab "$TT --out my.model"
@@ -157,17 +167,17 @@ c train "--out is --haystack-text, --force" 2 essay.model "$TT --out essay.model
 c train "--out under a file" 2 keep.model "$TT --out keep.model/x.model"
 c train "--out in a missing folder: made" 0 "" "$TT --out newdir/t.model && [ -s newdir/t.model ]"
 c train "past ulimit -f (SIGXFSZ as the shell leaves it)" 2 "" "ulimit -f 200; $TT --out lim.model; r=\$?; [ ! -e lim.model ] || r=9; exit \$r"
-c train "SIGINT mid-training: no --out or a whole one, no scratch" 0 "" "$TT --vocab 6000 --out int.model & p=\$!; sleep 0.7; kill -INT \$p; wait \$p; [ ! -e int.model ] || \$S ruler generate --task niah_single_1 --length 1K --samples 1 --tokenizer int.model --out int.jsonl"
-c train "SIGKILL mid-training, then again: whole" 0 "" "$TT --vocab 6000 --out kill.model & p=\$!; sleep 0.7; kill -KILL \$p; wait \$p; [ ! -e kill.model ] && $TT --out kill.model >/dev/null 2>&1 && [ -s kill.model ]"
+c train "SIGINT mid-training: no --out or a whole one, no scratch" 0 "" "set -m; $T0 --vocab 6000 --haystack-text essay.txt --out int.model & p=\$!; $(waitfor ".int.model.work.tmp-*"); kill -INT \$p; wait \$p; r=\$?; [ \$r = 130 ] || exit 7; [ ! -e int.model ] || \$S ruler generate --task niah_single_1 --length 1K --samples 1 --tokenizer int.model --out int.jsonl"
+c train "SIGKILL mid-training, then again: whole" 0 "" "$T0 --vocab 6000 --haystack-text essay.txt --out kill.model & p=\$!; $(waitfor ".kill.model.work.tmp-*"); kill -KILL \$p; wait \$p; [ \$? = 137 ] || exit 7; [ ! -e kill.model ] && $TT --out kill.model >/dev/null 2>&1 && [ -s kill.model ]"
 c train "two concurrent writers: one wins whole, one refused" 0 "" "$TT --out two.model >/dev/null 2>&1 & p=\$!; $TT --out two.model >/dev/null 2>&1; a=\$?; wait \$p; b=\$?; [ \$((a + b)) = 2 ] && \$S ruler generate --task niah_single_1 --length 1K --samples 1 --tokenizer two.model --out two.jsonl >/dev/null 2>&1"
 c train "into a full 64 KiB tmpfs" 2 "" "mkdir -p full; unshare -m bash -c 'mount -t tmpfs -o size=64k none full && \$S ruler train-tokenizer --vocab 300 --out full/t.model; r=\$?; [ -z \"\$(ls -A full)\" ] || r=9; exit \$r'"
 c train "--haystack-text a FIFO" 2 "" "$TT --out f.model --haystack-text fifo.txt"
 c train "--haystack-text /dev/zero" 2 "" "$TT --out f.model --haystack-text /dev/zero"
 c train "--words with a FIFO list" 2 "" "$TT --out f.model --words wf"
-c train "--vocab 299" 2 "" "$TT --out f.model --vocab 299"
-c train "--vocab 300 (the least the help allows) for the default text" 2 "" "$TT --out f.model --vocab 300"
-c train "--vocab -3" 2 "" "$TT --out f.model --vocab -3"
-c train "--vocab 0x200" 2 "" "$TT --out f.model --vocab 0x200"
+c train "--vocab 299" 2 "" "$T0 --out f.model --vocab 299"
+c train "--vocab 300 (the least the help allows) for the default text" 2 "" "$T0 --out f.model --vocab 300"
+c train "--vocab -3" 2 "" "$T0 --out f.model --vocab -3"
+c train "--vocab 0x200" 2 "" "$T0 --out f.model --vocab 0x200"
 c train "--seed -1" 2 "" "$TT --out f.model --seed -1"
 c train "--seed 1e3" 2 "" "$TT --out f.model --seed 1e3"
 
@@ -180,10 +190,10 @@ c signal "op --out past ulimit -f" 2 "" "ulimit -f 4; \$S op gla --in in.h5 --ou
 c signal "verify --dump-taps past ulimit -f" 2 "" "ulimit -f 1000; \$S verify --scenario $SC --backend peer --tokens 64 --dump-taps limv; r=\$?; [ -z \"\$(ls -A limv 2>/dev/null)\" ] || r=9; exit \$r"
 c signal "ruler report past ulimit -f" 2 "" "ulimit -f 1; \$S ruler report res.jsonl --out limrr --paper ''; r=\$?; [ ! -e limrr ] || r=9; exit \$r"
 c signal "ref --dump-taps piped into head -1 (SIGPIPE mid-dump)" 0 "" "set -o pipefail; $REF --dump-taps pipe.h5 | head -1 >/dev/null; [ ! -e pipe.h5 ] || \$S diff pipe.h5 pipe.h5 >/dev/null"
-c signal "SIGQUIT mid-report" 0 "" "\$S report --out q --context 4K,1M --hw h200 & p=\$!; sleep 0.3; kill -QUIT \$p; wait \$p; [ ! -e q ] || [ -s q/README.md ]"
-c signal "SIGUSR1 mid-checkpoint" 0 "" "\$S synth-checkpoint --config $ROOT/scenarios/models/tiny-short.json --out u & p=\$!; sleep 0.3; kill -USR1 \$p; wait \$p; [ ! -e u ] || \$S params --checkpoint u >/dev/null"
-c signal "SIGALRM mid-dump" 0 "" "\$S ref --scenario $SC --tokens 300 --decode 2 --dump-taps al.h5 & p=\$!; sleep 0.5; kill -ALRM \$p; wait \$p; [ ! -e al.h5 ] || \$S diff al.h5 al.h5 >/dev/null"
-c signal "SIGUSR2 mid-generate" 0 "" "\$S ruler generate --task niah_single_1 --length 16K --samples 20 --tokenizer ckpt --out u2.jsonl & p=\$!; sleep 0.5; kill -USR2 \$p; wait \$p; [ ! -e u2.jsonl ]"
+c signal "SIGQUIT mid-report" 0 "" "set -m; \$S report --out q --context 4K,1M --hw h200 & p=\$!; $(waitfor ".q.tmp-*"); kill -QUIT \$p; wait \$p; [ \$? = 131 ] || exit 7; [ ! -e q ] || [ -s q/README.md ]"
+c signal "SIGUSR1 mid-checkpoint" 0 "" "\$S synth-checkpoint --config $ROOT/scenarios/models/tiny-short.json --out u & p=\$!; $(waitfor ".u.tmp-*"); kill -USR1 \$p; wait \$p; [ \$? = 138 ] || exit 7; [ ! -e u ] || \$S params --checkpoint u >/dev/null"
+c signal "SIGALRM mid-dump" 0 "" "\$S ref --scenario $SC --tokens 300 --decode 2 --dump-taps al.h5 & p=\$!; $(waitfor ".al.h5.tmp-*"); kill -ALRM \$p; wait \$p; [ \$? = 142 ] || exit 7; [ ! -e al.h5 ] || \$S diff al.h5 al.h5 >/dev/null"
+c signal "SIGUSR2 mid-generate" 0 "" "\$S ruler generate --task niah_single_1 --length 16K --samples 20 --tokenizer ckpt --out u2.jsonl & p=\$!; $(waitfor ".u2.jsonl.tmp-*"); kill -USR2 \$p; wait \$p; [ \$? = 140 ] || exit 7; [ ! -e u2.jsonl ]"
 c signal "ulimit -S -t 1 (SIGXCPU) mid-verify dump" 0 "" "(ulimit -S -t 1; \$S verify --scenario $SC --backend peer --dump-taps xc >/dev/null 2>&1); true"
 c signal "SIGHUP inherited as ignored (nohup): the run finishes" 0 "" "(trap '' HUP; exec \$S report --out hup --context 4K --hw h200 >/dev/null) & p=\$!; sleep 0.2; kill -HUP \$p; wait \$p && [ -s hup/README.md ]"
 
