@@ -492,8 +492,12 @@ void write_bundle(Tables& tb, OutputFolder& folder, const ReportOptions& o) {
         "config, weights, tokenizer, revision) and `summary.csv` (one number a row).\n";
     write_file_atomic((fs::path(dir) / "report.md").string(), tb.md, false, "--out");
     folder.commit();
-  } catch (const Error& e) {  // a write of the bundle failed: name the option, not only the temporary folder
-    fail("--out {}: {}; nothing was written under --out", o.out_dir, e.what());
+  } catch (const Error& e) {
+    // a write of the bundle failed: name the option, not only the temporary folder (the policy's own message may
+    // say already that nothing was written)
+    const std::string why = e.what();
+    fail("--out {}: {}{}", o.out_dir, why,
+         why.find("nothing was written") == std::string::npos ? "; nothing was written under --out" : "");
   }
 }
 
