@@ -21,12 +21,7 @@ using test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 // Names in `dir`, hidden ones included (a temporary left behind would show here).
 std::vector<std::string> names(const fs::path& dir) {
   std::vector<std::string> v;

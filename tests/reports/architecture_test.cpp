@@ -25,12 +25,7 @@ using namespace salasim::reports;
 
 namespace {
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 struct DrawnRect {
   int64_t params = 0;
@@ -211,7 +206,7 @@ TEST_CASE("architecture: the page shows VRAM by component and every op at the ch
   o.hw = {"rtx5090", "h200"};
   o.op_context = 262144;
   write_report(o);
-  const std::string html = read(std::filesystem::path(o.out) / "architecture.html");
+  const std::string html = read_file(std::filesystem::path(o.out) / "architecture.html");
   CHECK(test::html_problems(html) == "");
   CHECK(html.find("5. VRAM by component") != std::string::npos);
   CHECK(html.find("6. Every op at 256K tokens: FLOPs, bytes, intensity, bound and time at the floor on rtx5090") !=
@@ -232,7 +227,7 @@ TEST_CASE("architecture: the page shows VRAM by component and every op at the ch
   REQUIRE(table != std::string::npos);
   CHECK(html.substr(bars, table - bars).find("rtx5090 memory 32.00 GiB") != std::string::npos);
   CHECK(html.substr(bars, table - bars).find("h200 memory") == std::string::npos);
-  const std::string md = read(std::filesystem::path(o.out) / "README.md");
+  const std::string md = read_file(std::filesystem::path(o.out) / "README.md");
   CHECK(md.find("at 256K tokens on rtx5090 (`--op-context`)") != std::string::npos);
 }
 
@@ -248,10 +243,10 @@ TEST_CASE("architecture: the report's page is well-formed, self-contained and na
     INFO(f);
     CHECK(std::find(r.files.begin(), r.files.end(), f) != r.files.end());
   }
-  const std::string html = read(fs::path(o.out) / "architecture.html");
+  const std::string html = read_file(fs::path(o.out) / "architecture.html");
   CHECK(test::html_problems(html) == "");
-  CHECK(test::html_problems(read(fs::path(o.out) / "treemap.svg"), true) == "");
-  CHECK(test::html_problems(read(fs::path(o.out) / "flow.svg"), true) == "");
+  CHECK(test::html_problems(read_file(fs::path(o.out) / "treemap.svg"), true) == "");
+  CHECK(test::html_problems(read_file(fs::path(o.out) / "flow.svg"), true) == "");
   // Self-contained: no script, no external resource.
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("src=") == std::string::npos);
@@ -271,7 +266,7 @@ TEST_CASE("architecture: the report's page is well-formed, self-contained and na
   CHECK(html.find("reference/sparse.cpp:") != std::string::npos);
   CHECK(html.find("NOT FOUND") == std::string::npos);
   CHECK(html.find("rtx5090 memory") != std::string::npos);
-  const std::string md = read(fs::path(o.out) / "README.md");
+  const std::string md = read_file(fs::path(o.out) / "README.md");
   CHECK(md.find("[treemap.svg](treemap.svg)") != std::string::npos);
   CHECK(md.find("[flow.svg](flow.svg)") != std::string::npos);
   CHECK(md.find("[architecture.html](architecture.html)") != std::string::npos);
@@ -288,7 +283,7 @@ TEST_CASE("architecture: a matching checkpoint passes, a mismatched one is drawn
   const ArchitectureOutcome good = write_architecture(good_dir, in);
   CHECK(good.mismatches.empty());
   CHECK(good.compared > 100);
-  const std::string good_html = read(std::filesystem::path(good_dir) / "architecture.html");
+  const std::string good_html = read_file(std::filesystem::path(good_dir) / "architecture.html");
   CHECK(test::html_problems(good_html) == "");
   CHECK(good_html.find("class=\"banner ok\"") != std::string::npos);
   CHECK(good_html.find("class=\"n bad\"") == std::string::npos);
@@ -303,13 +298,13 @@ TEST_CASE("architecture: a matching checkpoint passes, a mismatched one is drawn
   const std::string bad_dir = test::scratch_dir("architecture_bad");
   const ArchitectureOutcome bad = write_architecture(bad_dir, in);
   REQUIRE(!bad.mismatches.empty());
-  const std::string bad_html = read(std::filesystem::path(bad_dir) / "architecture.html");
+  const std::string bad_html = read_file(std::filesystem::path(bad_dir) / "architecture.html");
   CHECK(test::html_problems(bad_html) == "");
   CHECK(bad_html.find("class=\"banner bad\"") != std::string::npos);
   CHECK(bad_html.find("class=\"n bad\"") != std::string::npos);
   CHECK(bad_html.find("mlp.down_proj.weight is [256, 512], expected [256, 768]") != std::string::npos);
-  CHECK(read(std::filesystem::path(bad_dir) / "treemap.svg").find(" bad\"") != std::string::npos);
-  CHECK(read(std::filesystem::path(bad_dir) / "flow.svg").find("class=\"bad\"") != std::string::npos);
+  CHECK(read_file(std::filesystem::path(bad_dir) / "treemap.svg").find(" bad\"") != std::string::npos);
+  CHECK(read_file(std::filesystem::path(bad_dir) / "flow.svg").find("class=\"bad\"") != std::string::npos);
   // The norms still match: only what differs is red.
   bool norm_ok = false;
   for (const std::string& s : bad.mismatches) norm_ok = norm_ok || s.find("layernorm") != std::string::npos;

@@ -16,12 +16,7 @@ using namespace salasim::reports;
 
 namespace {
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 }  // namespace
 
@@ -48,13 +43,12 @@ TEST_CASE("report: the bundle has README, CSV tables and SVG plots for every car
   CHECK(r.files.size() == on_disk);
   for (const std::string& f : r.files) CHECK(fs::exists(fs::path(o.out) / f));
 
-  const std::string md = read(fs::path(o.out) / "README.md");
+  const std::string md = read_file(fs::path(o.out) / "README.md");
   // Measured runs are never invented: with reports/measured/h200/ empty the report says so; else it says how many.
   const size_t measured = load_measured(measured_path("h200")).size();
   if (measured == 0)
     CHECK(md.find("uncalibrated: efficiency factors 1.0 (the floor); no measured runs yet") != std::string::npos);
-  else
-    CHECK(md.find(fmt::format("calibrated from {} measured runs", measured)) != std::string::npos);
+  else CHECK(md.find(fmt::format("calibrated from {} measured runs", measured)) != std::string::npos);
   CHECK(md.find("![peak VRAM vs context on h200](vram_h200.svg)") != std::string::npos);
   CHECK(md.find("**OOM**") != std::string::npos);  // Qwen3-8B at 1M on every card
 

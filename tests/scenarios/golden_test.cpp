@@ -49,10 +49,7 @@ SourceHash fake_hash(const std::string& name) {
   const FakeTree t = fake_tree(name);
   return hash_inputs(t.root, t.in);
 }
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
+using test::read_file;
 void replace_once(const fs::path& p, const std::string& from, const std::string& to) {
   std::string text = read_file(p);
   const size_t at = text.find(from);
@@ -63,7 +60,8 @@ void replace_once(const fs::path& p, const std::string& from, const std::string&
 
 }  // namespace
 
-TEST_CASE("source_hash: a code change, a renamed input or another flag changes it; comments and layout do not", "[golden]") {
+TEST_CASE("source_hash: a code change, a renamed input or another flag changes it; comments and layout do not",
+          "[golden]") {
   const FakeTree t = fake_tree("hash_a");
   const SourceHash a = hash_inputs(t.root, t.in);
   CHECK(a.hex.rfind("tok64:", 0) == 0);
@@ -85,14 +83,16 @@ TEST_CASE("source_hash: a code change, a renamed input or another flag changes i
   // The launch-geometry header: a constant's value changes the hash, a comment and a reflowed line do not.
   const fs::path geo = fs::path(t.root) / "gpu" / "launch_geometry.hpp";
   replace_once(geo, "constexpr int kSelectSplit = 512;", "constexpr int kSelectSplit = 512;  // windows: see above");
-  replace_once(geo, "inline int64_t gla_segment_chunks(int64_t T) {", "inline int64_t\ngla_segment_chunks(int64_t  T)\n{");
+  replace_once(geo, "inline int64_t gla_segment_chunks(int64_t T) {",
+               "inline int64_t\ngla_segment_chunks(int64_t  T)\n{");
   CHECK(hash_inputs(t.root, t.in).hex == a.hex);
   replace_once(geo, "constexpr int kSelectSplit = 512;", "constexpr int kSelectSplit = 256;");
   const SourceHash geo_changed = hash_inputs(t.root, t.in);
   CHECK(geo_changed.hex != a.hex);
   CHECK(changed_inputs(a.files, geo_changed.files) == std::vector<std::string>{"gpu/launch_geometry.hpp"});
   replace_once(geo, "constexpr int kSelectSplit = 256;", "constexpr int kSelectSplit = 512;");
-  replace_once(geo, "return std::max<int64_t>(8, (chunks + 511) / 512);", "return std::max<int64_t>(16, (chunks + 511) / 512);");
+  replace_once(geo, "return std::max<int64_t>(8, (chunks + 511) / 512);",
+               "return std::max<int64_t>(16, (chunks + 511) / 512);");
   CHECK(hash_inputs(t.root, t.in).hex != a.hex);  // the GLA scan's segments: another reduction order
 
   // Flags and the file list are part of it.
@@ -112,7 +112,8 @@ TEST_CASE("source_hash: a code change, a renamed input or another flag changes i
   const SourceHash real = gpu_source_hash();
   for (const char* f : {"gpu/launch_geometry.hpp=", "model/bf16.hpp=", "model/synth.hpp=", "model/windows.hpp=",
                         "gpu/gla.cu=", "model/runner_plan.hpp="})
-    CHECK(std::count_if(real.files.begin(), real.files.end(), [&](const std::string& e) { return e.rfind(f, 0) == 0; }) == 1);
+    CHECK(std::count_if(real.files.begin(), real.files.end(),
+                        [&](const std::string& e) { return e.rfind(f, 0) == 0; }) == 1);
 }
 
 namespace {
@@ -125,7 +126,8 @@ Golden peer_golden(const test::ShortRun& r, const SourceHash& h) {
 
 }  // namespace
 
-TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a changed gpu/ source fails it", "[golden]") {
+TEST_CASE("golden: recorded from the peer it passes, and an altered tap or a changed gpu/ source fails it",
+          "[golden]") {
   const test::ShortRun& r = test::short_run();  // one truth run for every section
   const SourceHash h = fake_hash("golden_gpu");
   const std::string shown = "tests/golden/tiny-short.h5";
@@ -240,7 +242,7 @@ TEST_CASE("golden: a thinned or padded tap set, another scenario or another form
     const std::string text = format_golden_check(c, g, shown);
     INFO(text);
     CHECK_FALSE(c.pass());
-    CHECK(c.stored.ok());  // the file holds its (thinned) manifest ...
+    CHECK(c.stored.ok());                                  // the file holds its (thinned) manifest ...
     CHECK(c.made.missing.size() == full.taps.size() - 1);  // ... which lacks what the reference records
     CHECK(c.report.only_in_reference.size() == full.taps.size() - 1);
     const std::string fail_line = fmt::format("tap set: FAIL: the reference records {} taps", full.taps.size());
@@ -316,8 +318,11 @@ TEST_CASE("golden: a thinned or padded tap set, another scenario or another form
     DumpInfo info;
     info.scenario = "tiny-short";
     info.backend = "test";
-    info.extra = {{"golden_format", "1"}, {"golden_device", "FakeGPU"}, {"golden_gpu_source_hash", h.hex},
-                  {"golden_gpu_source_files", "gpu/gla.cu"}, {"golden_scenario_path", "scenarios/tiny-short.json"},
+    info.extra = {{"golden_format", "1"},
+                  {"golden_device", "FakeGPU"},
+                  {"golden_gpu_source_hash", h.hex},
+                  {"golden_gpu_source_files", "gpu/gla.cu"},
+                  {"golden_scenario_path", "scenarios/tiny-short.json"},
                   {"golden_prefill_rows", "0,1"}};
     write_taps(dir + "/v1.h5", {{kept, full.taps.at(kept)}}, info, FloatStorage::Float32);
     std::string msg = error_of([&] { read_golden(dir + "/v1.h5"); });

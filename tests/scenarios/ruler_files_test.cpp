@@ -57,12 +57,7 @@ std::string data_line(
   return j.dump();
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 void spit(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
@@ -75,7 +70,7 @@ TEST_CASE("ruler results: --out that is the data file is refused, by path, symli
   const std::string dir = test::scratch_dir("ruler_same_file");
   const std::string data = dir + "/data.jsonl";
   spit(data, data_line(0, 300) + "\n");
-  const std::string before = slurp(data);
+  const std::string before = read_file(data);
   fs::create_symlink("data.jsonl", dir + "/link.jsonl");
   fs::create_hard_link(data, dir + "/hard.jsonl");
   fs::create_directories(dir + "/sub");
@@ -94,8 +89,8 @@ TEST_CASE("ruler results: --out that is the data file is refused, by path, symli
   o.out = dir + "/r.jsonl";
   o.shard = resolve_shard("1/2");
   CHECK(has(test::error_of([&] { open_results_file(o); }), "is the same file as --data"));
-  CHECK(slurp(data) == before);
-  CHECK(slurp(shard_data) == data_line(0, 300) + "\n");
+  CHECK(read_file(data) == before);
+  CHECK(read_file(shard_data) == data_line(0, 300) + "\n");
   CHECK(!fs::exists(dir + "/r.jsonl"));
 }
 
@@ -131,18 +126,18 @@ TEST_CASE("ruler results: a complete line that is not a results line is refused 
     const std::string e = test::error_of([&] { ResultsFile f(out, ro); });
     CHECK(has(e, out + " line 2: "));
     CHECK(has(e, why));
-    CHECK(slurp(out) == text);  // kept as it was
+    CHECK(read_file(out) == text);  // kept as it was
     // --force does not replace a file that is not a results file either
     ResultsOptions force;
     force.force = true;
     CHECK(has(test::error_of([&] { ResultsFile f(out, force); }), out + " line 2: "));
-    CHECK(slurp(out) == text);
+    CHECK(read_file(out) == text);
   }
   // the last complete line is checked too (it used to be cut off as "torn")
   const std::string text = results_line("niah_single_1", 300, 0) + "\n" + "{\"a\": 1}\n";
   spit(out, text);
   CHECK(has(test::error_of([&] { ResultsFile f(out, ro); }), out + " line 2: not a results line"));
-  CHECK(slurp(out) == text);
+  CHECK(read_file(out) == text);
 }
 
 TEST_CASE("ruler results: --resume removes only an unterminated last line, and only a cut-short results line",
@@ -160,7 +155,7 @@ TEST_CASE("ruler results: --resume removes only an unterminated last line, and o
       CHECK(f.cut_torn());
       CHECK(f.done() == std::vector<std::string>{"niah_single_1/300/0"});
     }
-    CHECK(slurp(out) == l0 + "\n");
+    CHECK(read_file(out) == l0 + "\n");
   }
   // complete lines only: nothing cut
   spit(out, l0 + "\n" + l1 + "\n");
@@ -169,18 +164,18 @@ TEST_CASE("ruler results: --resume removes only an unterminated last line, and o
     CHECK(!f.cut_torn());
     CHECK(f.done().size() == 2);
   }
-  CHECK(slurp(out) == l0 + "\n" + l1 + "\n");
+  CHECK(read_file(out) == l0 + "\n" + l1 + "\n");
   // an unterminated line that is plain text, or JSON of another kind, is not a torn results line: refused, kept
   for (const std::string& tail : {std::string("hello"), std::string("{\"a\": 1}"), data_line(0, 300)}) {
     spit(out, l0 + "\n" + tail);
     INFO(tail);
     CHECK(has(test::error_of([&] { ResultsFile f(out, ro); }), out + " line 2: "));
-    CHECK(slurp(out) == l0 + "\n" + tail);
+    CHECK(read_file(out) == l0 + "\n" + tail);
   }
   // a file of one unterminated text line (not ours) is not emptied
   spit(out, "my notes");
   CHECK(has(test::error_of([&] { ResultsFile f(out, ro); }), "not a results line"));
-  CHECK(slurp(out) == "my notes");
+  CHECK(read_file(out) == "my notes");
 }
 
 TEST_CASE("ruler results: an existing --out needs --resume or --force; --force empties a results file once locked",
@@ -191,7 +186,7 @@ TEST_CASE("ruler results: an existing --out needs --resume or --force; --force e
   spit(out, l0 + "\n");
   CHECK(has(test::error_of([&] { ResultsFile f(out, ResultsOptions{}); }),
             "results exist; pass --resume to continue that run, --force to replace them"));
-  CHECK(slurp(out) == l0 + "\n");
+  CHECK(read_file(out) == l0 + "\n");
   ResultsOptions both;
   both.resume = both.force = true;
   CHECK(has(test::error_of([&] { ResultsFile f(out, both); }), "--resume and --force together"));
@@ -202,7 +197,7 @@ TEST_CASE("ruler results: an existing --out needs --resume or --force; --force e
     CHECK(f.done().empty());
     f.append(results_line("niah_single_1", 300, 7));
   }
-  CHECK(slurp(out) == results_line("niah_single_1", 300, 7) + "\n");
+  CHECK(read_file(out) == results_line("niah_single_1", 300, 7) + "\n");
   // not a regular file: a folder, a FIFO, a symlink
   fs::create_directories(dir + "/folder.jsonl");
   CHECK(has(test::error_of([&] { ResultsFile f(dir + "/folder.jsonl", force); }), "not a regular file"));
@@ -232,7 +227,7 @@ TEST_CASE("ruler results: a second writer of one results file is refused at once
   CHECK(has(test::error_of([&] { ResultsFile second(out, force); }), "another process holds its lock"));
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));  // refused, not waited for
   first.append(results_line("niah_single_1", 300, 1));
-  CHECK(slurp(out) == results_line("niah_single_1", 300, 0) + "\n" + results_line("niah_single_1", 300, 1) + "\n");
+  CHECK(read_file(out) == results_line("niah_single_1", 300, 0) + "\n" + results_line("niah_single_1", 300, 1) + "\n");
 }
 
 TEST_CASE("ruler results: a write past the file-size limit is an error naming the file, and leaves no torn line",
@@ -254,7 +249,7 @@ TEST_CASE("ruler results: a write past the file-size limit is an error naming th
     REQUIRE(::setrlimit(RLIMIT_FSIZE, &old) == 0);
   }
   CHECK(has(e, "--out " + out + ": writing a results line failed: File too large"));
-  CHECK(slurp(out) == l0 + "\n");  // the part that was written is cut off again
+  CHECK(read_file(out) == l0 + "\n");  // the part that was written is cut off again
 }
 
 TEST_CASE("ruler data: integers range-checked and parsed strictly; a bad one names the file, line and field",
@@ -347,7 +342,7 @@ TEST_CASE("ruler merge: shards are merged whole, then removed; a sample in two s
   spit(s1, b + "\n");
   MergeSummary m = merge_shards(out, 2);
   CHECK(m.merged == 3);
-  CHECK(slurp(out) == a + "\n" + c + "\n" + b + "\n");
+  CHECK(read_file(out) == a + "\n" + c + "\n" + b + "\n");
   CHECK(!fs::exists(s0));
   CHECK(!fs::exists(s1));
   // a resumed run: --out's lines first; a shard line --out already holds (a merge stopped before removing the
@@ -358,14 +353,14 @@ TEST_CASE("ruler merge: shards are merged whole, then removed; a sample in two s
   CHECK(m.kept == 3);
   CHECK(m.already == 1);
   CHECK(m.merged == 1);
-  CHECK(slurp(out) == a + "\n" + c + "\n" + b + "\n" + d + "\n");
+  CHECK(read_file(out) == a + "\n" + c + "\n" + b + "\n" + d + "\n");
   // a sample in two shards: refused, nothing changed
-  const std::string before = slurp(out);
+  const std::string before = read_file(out);
   const std::string e = results_line("niah_single_1", 300, 4);
   spit(s0, e + "\n");
   spit(s1, e + "\n");
   CHECK(has(test::error_of([&] { merge_shards(out, 2); }), "is also in another shard; nothing was merged"));
-  CHECK(slurp(out) == before);
+  CHECK(read_file(out) == before);
   CHECK(fs::exists(s0));
   CHECK(fs::exists(s1));
   // a shard a worker still writes (its lock held) is not merged
@@ -376,11 +371,11 @@ TEST_CASE("ruler merge: shards are merged whole, then removed; a sample in two s
     ResultsFile busy(s1, ro);
     CHECK(has(test::error_of([&] { merge_shards(out, 2); }), "a worker is still writing it"));
   }
-  CHECK(slurp(out) == before);
+  CHECK(read_file(out) == before);
   // a shard with a torn last line is not merged (--resume redoes that sample)
   spit(s1, results_line("niah_single_1", 300, 5) + "\n" + "{\"id\": \"niah");
   CHECK(has(test::error_of([&] { merge_shards(out, 2); }), "unterminated"));
-  CHECK(slurp(out) == before);
+  CHECK(read_file(out) == before);
 }
 
 TEST_CASE("ruler launch: --gpus parsed strictly, worker command lines, exit codes of the workers", "[ruler]") {

@@ -17,12 +17,7 @@ using namespace salasim::ruler;
 
 namespace {
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
@@ -64,8 +59,8 @@ TEST_CASE("ruler recall plot: one panel per layer, dense lengths marked, every p
   const std::string dir = test::scratch_dir("ruler_recall_plot");
   const reports::PlotOutcome r = reports::render_script(dir, "recall", data, cmd);
   REQUIRE(r.rendered);
-  const std::string svg = read(std::filesystem::path(dir) / "recall.svg");
+  const std::string svg = read_file(std::filesystem::path(dir) / "recall.svg");
   for (int l : g.layers) CHECK(svg.find(fmt::format(">layer {}<", l)) != std::string::npos);
-  CHECK(count(read(std::filesystem::path(dir) / "recall.gp"), "set multiplot layout 2,4") ==
+  CHECK(count(read_file(std::filesystem::path(dir) / "recall.gp"), "set multiplot layout 2,4") ==
         (std::filesystem::exists(std::filesystem::path(dir) / "recall.png") ? 2u : 1u));
 }

@@ -2,10 +2,19 @@
 #pragma once
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace salasim::test {
 
+// A whole file as bytes; empty when it cannot be read (the assertions on its content then fail).
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 inline std::string source_path(const std::string& rel) { return std::string(SALASIM_SOURCE_DIR) + "/" + rel; }
 inline std::string real_config() { return source_path("scenarios/models/minicpm-sala-9b.json"); }
 inline std::string tiny_config() { return source_path("scenarios/models/tiny.json"); }
