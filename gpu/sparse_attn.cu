@@ -28,6 +28,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "gpu/check.cuh"
 #include "gpu/pdl.cuh"
@@ -627,8 +629,88 @@ size_t sparse_attn_workspace_bytes(int64_t T, int G, int k_sel, int64_t kv_len) 
   return attn_split_workspace_bytes(T, G, std::max<int64_t>(k_sel, (kv_len + kBlock - 1) / kBlock));
 }
 
+namespace {
+
+using OpName = std::function<std::string()>;
+
+// Decode-sized calls (T <= kAttnSplitMaxT): every (query, kv group) row's keys cut into splits, each split's partial
+// softmax state in the workspace, then merged by combine_kernel.
+void launch_split(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V, bf16* out, float sc, Stream s,
+                  const OpName& op) {
+  const int64_t nsplit = (split_slots(a) + kSlotsPerSplit - 1) / kSlotsPerSplit;
+  const size_t need = attn_split_workspace_bytes(a.T, a.G, split_slots(a));
+  ARG_CHECK(a.workspace && a.workspace_bytes >= need && aligned16(a.workspace), op,
+            "a call of T <= 4 queries needs sparse_attn_workspace_bytes(T, G, k_sel, kv_len) of 16-byte aligned "
+            "workspace");
+  ARG_CHECK(nsplit <= 65535, op, "too many splits");
+  auto* part_ml = static_cast<float2*>(a.workspace);
+  auto* part_o = reinterpret_cast<float*>(part_ml + a.T * a.G * nsplit * kRows);
+  static bool split_attr = false;
+  if (!split_attr) {
+    CUDA_CHECK(cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSplitSmem)), op);
+    split_attr = true;
+  }
+  CUDA_CHECK(launch_pdl(split_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(nsplit)), kSplitThreads, kSplitSmem,
+                        s, q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, part_ml, part_o),
+             [&] { return op() + " split"; });
+  CUDA_CHECK(launch_pdl(combine_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(kRows)), kCombThreads, 0, s,
+                        int(nsplit), a.G, part_ml, part_o, out, a.ldo),
+             [&] { return op() + " combine"; });
+}
+
+// Prefill through the ring kernel when the engine asks for it or (automatic) when it fits and both tensor maps can
+// be made; false leaves the call to the tile kernel.
+bool launch_ring(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V, bf16* out, float sc, int nbw, Stream s,
+                 const OpName& op) {
+  // 227 KiB of opt-in shared memory a CTA, less the ring kernel's static arrays (mbarriers, counters: < 1 KiB)
+  const bool ring_fits = ring_smem(nbw) + 1024 <= 227 * 1024;
+  using Engine = AttnArgs::Engine;
+  ARG_CHECK(a.engine != Engine::tma || (wgmma_available() && ring_fits), op,
+            "engine tma needs an sm_90a build on a compute capability 9.0 GPU and a context whose union bitmap fits "
+            "shared memory");
+  if (!(a.engine == Engine::tma || (a.engine == Engine::automatic && ring_fits && wgmma_available()))) return false;
+  CUtensorMap kmap, vmap;
+  if (a.engine == Engine::automatic) {
+    if (bf16_rows_map(&kmap, K, a.cap, a.pos0 + a.T, a.G, kBlock) != cudaSuccess ||
+        bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock) != cudaSuccess)
+      return false;  // no tensor map for these tensors (alignment, extents): the tile kernel, which needs none
+  } else {
+    CUDA_CHECK(bf16_rows_map(&kmap, K, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " key map"; });
+    CUDA_CHECK(bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " value map"; });
+  }
+  const size_t rsmem = ring_smem(nbw);
+  static size_t ring_attr = 0;  // raised as far as a call needs, once per size
+  if (rsmem > ring_attr) {
+    CUDA_CHECK(cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rsmem)), op);
+    ring_attr = rsmem;
+  }
+  const dim3 grid(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G));
+  ring_kernel<<<grid, kRingThreads, rsmem, s>>>(kmap, vmap, q, a.ldq, a.T, a.pos0, a.G, sc, a.blocks, a.k_sel, nbw, out,
+                                                a.ldo, a.tile_stats);
+  CHECK_LAUNCH(op);
+  return true;
+}
+
+// Prefill through the tile kernel (cp.async, 4-query tiles): any sm_80+ GPU, no tensor map.
+void launch_tile(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V, bf16* out, float sc, int nbw, Stream s,
+                 const OpName& op) {
+  const size_t smem = size_t(2 * kStages * kTile) * 2 + size_t(nbw) * 4 + size_t(kQ * kMaxSel) * 4;
+  ARG_CHECK(smem <= 227 * 1024, op, "context too long for the union bitmap in shared memory");
+  static size_t tile_attr = 0;  // raised as far as a call needs, once per size
+  if (smem > tile_attr) {
+    CUDA_CHECK(cudaFuncSetAttribute(tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
+    tile_attr = smem;
+  }
+  const dim3 grid(unsigned((a.T + kQ - 1) / kQ), unsigned(a.G));
+  tile_kernel<<<grid, kThreads, smem, s>>>(q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, nbw, out,
+                                           a.ldo, a.tile_stats);
+  CHECK_LAUNCH(op);
+}
+
+}  // namespace
+
 void sparse_attn(const AttnArgs& a, Stream s) {
-  const auto op = [&] {
+  const OpName op = [&] {
     return op_desc(a.blocks ? "sparse_attn" : "dense_attn", {{"T", a.T},
                                                              {"pos0", a.pos0},
                                                              {"H", a.H},
@@ -658,75 +740,10 @@ void sparse_attn(const AttnArgs& a, Stream s) {
   const auto* V = reinterpret_cast<const bf16*>(a.V);
   auto* out = reinterpret_cast<bf16*>(a.out);
   const float sc = a.tau * kLog2e;
-  if (a.T <= kAttnSplitMaxT) {
-    const int64_t nsplit = (split_slots(a) + kSlotsPerSplit - 1) / kSlotsPerSplit;
-    const size_t need = attn_split_workspace_bytes(a.T, a.G, split_slots(a));
-    ARG_CHECK(a.workspace && a.workspace_bytes >= need && aligned16(a.workspace), op,
-              "a call of T <= 4 queries needs sparse_attn_workspace_bytes(T, G, k_sel, kv_len) of 16-byte aligned "
-              "workspace");
-    ARG_CHECK(nsplit <= 65535, op, "too many splits");
-    auto* part_ml = static_cast<float2*>(a.workspace);
-    auto* part_o = reinterpret_cast<float*>(part_ml + a.T * a.G * nsplit * kRows);
-    static bool split_attr = false;
-    if (!split_attr) {
-      CUDA_CHECK(cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSplitSmem)), op);
-      split_attr = true;
-    }
-    CUDA_CHECK(launch_pdl(split_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(nsplit)), kSplitThreads, kSplitSmem,
-                          s, q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, part_ml, part_o),
-               [&] { return op() + " split"; });
-    CUDA_CHECK(launch_pdl(combine_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(kRows)), kCombThreads, 0, s,
-                          int(nsplit), a.G, part_ml, part_o, out, a.ldo),
-               [&] { return op() + " combine"; });
-    return;
-  }
+  if (a.T <= kAttnSplitMaxT) return launch_split(a, q, K, V, out, sc, s, op);
   const int64_t nb = (a.pos0 + a.T + kBlock - 1) / kBlock;
   const int nbw = int((nb + 31) / 32);
-  // 227 KiB of opt-in shared memory a CTA, less the ring kernel's static arrays (mbarriers, counters: < 1 KiB)
-  const bool ring_fits = ring_smem(nbw) + 1024 <= 227 * 1024;
-  using Engine = AttnArgs::Engine;
-  ARG_CHECK(a.engine != Engine::tma || (wgmma_available() && ring_fits), op,
-            "engine tma needs an sm_90a build on a compute capability 9.0 GPU and a context whose union bitmap fits "
-            "shared memory");
-  CUtensorMap kmap, vmap;
-  bool ring = a.engine == Engine::tma || (a.engine == Engine::automatic && ring_fits && wgmma_available());
-  if (ring && a.engine == Engine::automatic &&
-      (bf16_rows_map(&kmap, K, a.cap, a.pos0 + a.T, a.G, kBlock) != cudaSuccess ||
-       bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock) != cudaSuccess))
-    ring = false;  // no tensor map for these tensors (alignment, extents): the tile kernel, which needs none
-  else if (ring) {
-    CUDA_CHECK(bf16_rows_map(&kmap, K, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " key map"; });
-    CUDA_CHECK(bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " value map"; });
-  }
-  if (ring) {
-    const size_t rsmem = ring_smem(nbw);
-    static size_t ring_attr = 0;  // raised as far as a call needs, once per size
-    if (rsmem > ring_attr) {
-      CUDA_CHECK(cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rsmem)), op);
-      ring_attr = rsmem;
-    }
-    ring_kernel<<<dim3(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G)), kRingThreads, rsmem, s>>>(kmap, vmap, q,
-                                                                                                        a.ldq, a.T,
-                                                                                                        a.pos0, a.G, sc,
-                                                                                                        a.blocks,
-                                                                                                        a.k_sel, nbw,
-                                                                                                        out, a.ldo,
-                                                                                                        a.tile_stats);
-    CHECK_LAUNCH(op);
-    return;
-  }
-  const size_t smem = size_t(2 * kStages * kTile) * 2 + size_t(nbw) * 4 + size_t(kQ * kMaxSel) * 4;
-  ARG_CHECK(smem <= 227 * 1024, op, "context too long for the union bitmap in shared memory");
-  static size_t tile_attr = 0;  // raised as far as a call needs, once per size
-  if (smem > tile_attr) {
-    CUDA_CHECK(cudaFuncSetAttribute(tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
-    tile_attr = smem;
-  }
-  tile_kernel<<<dim3(unsigned((a.T + kQ - 1) / kQ), unsigned(a.G)), kThreads, smem, s>>>(q, a.ldq, a.T, a.pos0, K, V,
-                                                                                         a.cap, a.G, sc, a.blocks,
-                                                                                         a.k_sel, nbw, out, a.ldo,
-                                                                                         a.tile_stats);
-  CHECK_LAUNCH(op);
+  if (!launch_ring(a, q, K, V, out, sc, nbw, s, op)) launch_tile(a, q, K, V, out, sc, nbw, s, op);
 }
 
 }  // namespace salasim::gpu
