@@ -34,7 +34,8 @@ step_build() {
   note "build ok in $((SECONDS - t0)) s"
 }
 step_tests() {  # step_tests [Catch2 filter]: op tests (default: all but the model tests, which are step_model)
-  "$B/tests/salasim_gpu_tests" "${1:-~[model]}" -r compact > "$OUT/gpu_tests.log" 2>&1
+  # bounded: a kernel that never finishes (an mbarrier waited on forever) must not take the call's whole limit
+  timeout -k 5 "${TESTS_TIMEOUT:-300}" "$B/tests/salasim_gpu_tests" "${1:-~[model]}" -r compact > "$OUT/gpu_tests.log" 2>&1
   local rc=$?
   tail -3 "$OUT/gpu_tests.log"
   [ $rc -eq 0 ] && note "gpu op tests passed" || { grep -B2 -A25 "FAILED" "$OUT/gpu_tests.log" | head -150; note "gpu op tests FAILED (rc $rc)"; }
@@ -70,7 +71,7 @@ step_op_cli() {  # salasim op --backend gpu on every op, gated against --backend
   [ $rc -eq 0 ] && note "salasim op --backend gpu tests passed" || { grep -B2 -A40 "FAILED" "$OUT/gpu_op_cli.log" | head -150; note "salasim op --backend gpu tests FAILED (rc $rc)"; }
 }
 step_model() {
-  "$B/tests/salasim_gpu_tests" "[model]" -r compact > "$OUT/gpu_model.log" 2>&1
+  timeout -k 5 "${TESTS_TIMEOUT:-300}" "$B/tests/salasim_gpu_tests" "[model]" -r compact > "$OUT/gpu_model.log" 2>&1
   local rc=$?
   tail -3 "$OUT/gpu_model.log"
   [ $rc -eq 0 ] && note "gpu model tests passed" || { grep -B2 -A40 "FAILED" "$OUT/gpu_model.log" | head -120; note "gpu model tests FAILED (rc $rc)"; }

@@ -261,19 +261,54 @@ std::string sparse_shape(const Sparse& s) {
   return fmt::format("T={} pos0={} H={} G={} hd={}", s.T, s.pos0, s.sp.heads, s.sp.groups, s.sp.hd);
 }
 
+// A selection with the overlap a trained model's has at most: every query of the same 256 positions (four 64-token
+// blocks) picks the same other blocks (a hash of the kv group and the position's 256-token span), beside its forced
+// ones (block 0 and the 33 local blocks); ascending, -1 padded. Synthetic weights give the other extreme, picks that
+// neighbouring queries hardly share; the kernels' cost lies between the two (docs/performance.md).
+std::vector<int32_t> shared_selection(int64_t pos0, int64_t T, const ref::SelectParams& sp, uint64_t seed) {
+  std::vector<int32_t> out(size_t(T * sp.groups * sp.k_sel), -1);
+  for (int64_t t = 0; t < T; ++t)
+    for (int g = 0; g < sp.groups; ++g) {
+      const int64_t qb = (pos0 + t) / sp.block, lo_local = std::max<int64_t>(0, qb - sp.local_blocks);
+      std::vector<int32_t> pick;
+      for (int64_t b = 0; b < std::min<int64_t>(sp.init_blocks, lo_local); ++b) pick.push_back(int32_t(b));
+      const int64_t pool = lo_local - sp.init_blocks;  // blocks between the forced ones
+      const int64_t want = std::min<int64_t>(sp.k_sel - (qb - lo_local + 1) - int64_t(pick.size()), pool);
+      uint64_t h = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(g) << 40) ^ uint64_t((pos0 + t) / (4 * sp.block));
+      std::vector<int32_t> far;
+      while (int64_t(far.size()) < want) {  // distinct draws from the pool, by a splitmix64 stream
+        h += 0x9E3779B97F4A7C15ull;
+        uint64_t z = h;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        const int32_t b = int32_t(sp.init_blocks + int64_t((z ^ (z >> 31)) % uint64_t(pool)));
+        if (std::find(far.begin(), far.end(), b) == far.end()) far.push_back(b);
+      }
+      pick.insert(pick.end(), far.begin(), far.end());
+      for (int64_t b = lo_local; b <= qb; ++b) pick.push_back(int32_t(b));
+      std::sort(pick.begin(), pick.end());
+      std::copy(pick.begin(), pick.end(), out.begin() + (t * sp.groups + g) * sp.k_sel);
+    }
+  return out;
+}
+
 // sparse_attn over the selection; sparse_attn.decode: the one query of a decode step (the split + combine kernels);
-// dense_attn: every causal block, as the sparse layers attend below dense_len.
+// dense_attn: every causal block, as the sparse layers attend below dense_len. .overlap: on shared_selection instead
+// of select_blocks' own; .cp_async: the prefill's tile kernel instead of the ring (AttnArgs::Engine, the same bits),
+// the comparison point.
 OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
-  const bool decode = op == "sparse_attn.decode", dense = op == "dense_attn";
-  auto s = sparse_data(N, seed, decode ? 1 : 0, !dense);
+  const bool decode = op == "sparse_attn.decode", dense = base_op(op) == "dense_attn";
+  const bool overlap = op.find(".overlap") != std::string::npos;
+  auto s = sparse_data(N, seed, decode ? 1 : 0, !dense && !overlap);
   const ref::SelectParams sp = s->sp;
   const int64_t HD = int64_t(sp.heads) * sp.hd;
+  if (overlap) s->blocks.upload(shared_selection(s->pos0, s->T, sp, seed));
   OpCase oc = case_of(op, sparse_shape(*s), "sparse/attn/out", N,
                       dense ? cost::dense_attn(s->pos0, N, sp.heads, sp.groups, sp.hd)
                             : cost::sparse_attn(s->pos0, N, sp.heads, sp.groups, sp.hd, sp.block, sp.k_sel));
-  const gpu::AttnArgs a =
-      gpu::attn_args(s->sp, {s->q.get(), HD, s->T, s->pos0}, s->cache, dense ? nullptr : s->blocks.get(), s->out.get(),
-                     HD, {s->attn_ws.get(), s->attn_ws.size()});
+  gpu::AttnArgs a = gpu::attn_args(s->sp, {s->q.get(), HD, s->T, s->pos0}, s->cache, dense ? nullptr : s->blocks.get(),
+                                   s->out.get(), HD, {s->attn_ws.get(), s->attn_ws.size()});
+  if (op.size() > 9 && op.compare(op.size() - 9, 9, ".cp_async") == 0) a.engine = gpu::AttnArgs::Engine::cp_async;
   oc.run = [s, a, dense](gpu::Stream st) { dense ? gpu::dense_attn(a, st) : gpu::sparse_attn(a, st); };
   oc.check = [s, sp, HD, dense, run = oc.run] {
     gpu::fill_bytes(s->out.get(), 0xff, s->out.size() * 2);
@@ -666,8 +701,12 @@ const std::vector<std::pair<std::string, Maker>>& cases() {
       {"select_blocks.decode.coarse", select_blocks_case},
       {"select_blocks.decode.fine", select_blocks_case},
       {"sparse_attn", attention_case},
+      {"sparse_attn.cp_async", attention_case},
+      {"sparse_attn.overlap", attention_case},
+      {"sparse_attn.overlap.cp_async", attention_case},
       {"sparse_attn.decode", attention_case},
       {"dense_attn", attention_case},
+      {"dense_attn.cp_async", attention_case},
       {"gate", pair_case},
       {"gate.rmsnorm", pair_case},
       {"mlp", pair_case},

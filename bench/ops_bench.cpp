@@ -96,12 +96,16 @@ int main(int argc, char** argv) {
   for (const std::string& op : salasim::bench::op_names()) {
     // ops whose work depends on the context run at every length; the rest process one 16K-token prefill chunk
     const std::string base = salasim::bench::base_op(op);
-    const bool by_context = base == "gla" || op == "sparse_attn" || base == "select_blocks" || base == "compress_k";
+    const bool by_context = base == "gla" || (base == "sparse_attn" && op.find(".decode") == std::string::npos) ||
+                            base == "select_blocks" || base == "compress_k";
     // a decode step's sparse ops (one query) at the run lengths, where the context is all that changes
     const bool decode = (base == "select_blocks" || base == "sparse_attn") && op.find(".decode") != std::string::npos;
     const std::vector<int64_t> decode_contexts = {int64_t(64) << 10, int64_t(1) << 20, int64_t(2) << 20};
-    for (int64_t n : decode ? decode_contexts : contexts) {
-      if (!by_context && !decode && n != contexts.front()) continue;
+    // dense attention: a 16K chunk ending at 16K and at 64K (torch SDPA's lengths in bench/peers.py)
+    const bool dense = base == "dense_attn";
+    const std::vector<int64_t> dense_contexts = {int64_t(16) << 10, int64_t(64) << 10};
+    for (int64_t n : decode ? decode_contexts : dense ? dense_contexts : contexts) {
+      if (!by_context && !decode && !dense && n != contexts.front()) continue;
       benchmark::RegisterBenchmark((op + "/" + context_name(n)).c_str(),
                                    [op, n](benchmark::State& st) { run_case(st, op, n); })
           ->UseManualTime()

@@ -50,7 +50,7 @@ void add_report(CLI::App& app, Run& run) {
   c->add_option("--context", a->contexts, "context lengths (default 4K,8K,...,2048K)");
   c->add_option("--config", a->configs,
                 "configs, repeatable (default scenarios/models/minicpm-sala-9b.json and qwen3-8b.json)");
-  c->add_option("--hw", a->hw, "hardware profiles, repeatable (default h200, a6000d, rtx5090)");
+  c->add_option("--hw", a->hw, "hardware profiles, repeatable (default h200, h100, a6000d, rtx5090)");
   c->add_option("--chunk", a->opt.ws.chunk, "prefill chunk in tokens")
       ->check(whole_number(1, kMaxChunk))
       ->capture_default_str();

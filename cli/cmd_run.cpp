@@ -121,10 +121,11 @@ struct Args {
   std::string pdl = "on";       // "on" or "off": programmatic dependent launch (RunnerOptions::pdl)
   std::string fuse = "on";      // "on", "off" or a list of residual, gate, rope (fusion_of; RunnerOptions::fusion)
   std::string ahead = "on";     // decode steps enqueued one ahead, the token picked on the device (model/generate.hpp)
-  int64_t prompt_seed = -1;     // the prompt's random tokens; -1: --seed
-  std::string dump_taps;        // tap dump of the chosen taps and rows
-  std::string taps;             // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
-  std::string rows;             // --rows: prefill rows (model/tap_select.hpp RowList); "" = all
+  std::string attn_engine = "auto";  // sparse_attn's prefill kernel: auto, tma or cp_async (RunnerOptions::attn_engine)
+  int64_t prompt_seed = -1;          // the prompt's random tokens; -1: --seed
+  std::string dump_taps;             // tap dump of the chosen taps and rows
+  std::string taps;                  // --taps: patterns, comma-separated (model/taps.hpp TapFilter)
+  std::string rows;                  // --rows: prefill rows (model/tap_select.hpp RowList); "" = all
   std::string command_line;
 };
 
@@ -229,6 +230,8 @@ gpu::RunnerOptions runner_options(const Args& a, const Prepared& p) {
   o.gemv = a.gemv == "cublas" ? gpu::Gemv::cublas : gpu::Gemv::custom;
   o.pdl = a.pdl == "on";
   o.fusion = fusion_of(a.fuse);
+  using E = gpu::AttnArgs::Engine;
+  o.attn_engine = a.attn_engine == "tma" ? E::tma : a.attn_engine == "cp_async" ? E::cp_async : E::automatic;
   return o;
 }
 
@@ -388,6 +391,9 @@ reports::RunRecord make_record(const Args& a, const Prepared& p, const Measured&
   rec.pdl = a.pdl;
   rec.fusion = fusion_name(o.fusion);
   rec.ahead = p.dump ? "off" : a.ahead;
+  rec.attn_engine = a.attn_engine;
+  const gpu::AttnTileStats ts = r.attn_tile_stats();
+  rec.tile_loaded = ts.loaded, rec.tile_attended = ts.attended, rec.tiles = ts.tiles, rec.tile_queries = ts.queries;
   size_t fr = 0, tot = 0;
   gpu::mem_info(&fr, &tot);
   rec.peak_vram_bytes = int64_t(std::max(r.device_bytes_in_use(), tot - fr));
@@ -436,6 +442,12 @@ void print_run(const Args& a, const Prepared& p, const reports::RunRecord& rec, 
                       : std::string("the profiled steps take longer than the unprofiled median (the events' own "
                                     "cost), so the host overhead is not separable here"));
   }
+  if (const nlohmann::json t = reports::tile_stats_json(rec); !t.is_null())
+    fmt::print(
+        "  sparse prefill tiles ({} engine): {:.2f} queries a tile loaded {:.1f} distinct blocks, {:.1f} a query: each "
+        "loaded block served {:.2f} queries\n",
+        a.attn_engine, t["queries_per_tile"].get<double>(), t["blocks_loaded_per_tile"].get<double>(),
+        t["blocks_per_query"].get<double>(), t["queries_per_loaded_block"].get<double>());
   fmt::print("logits finite: {}\n", rec.logits_finite ? "yes" : "NO");
   if (!dumped.empty()) fmt::print("{}\n", dumped);
 }
@@ -520,6 +532,11 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
                 "for its logits on the host; --dump-taps runs off; the tokens are the same")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
+  c->add_option("--attn-engine", a->attn_engine,
+                "sparse_attn's prefill kernel (gpu/sparse_attn.hpp): auto (the tensor-copy ring on Hopper, else the "
+                "cp.async tile kernel), tma or cp_async, to measure the two side by side; the same bits")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "tma", "cp_async"}));
   c->add_option("--profiler-steps", a->profiler_steps,
                 "bracket the first N decode steps with cudaProfilerStart/Stop, for ncu --profile-from-start off "
                 "(they must not be the event-profiled last quarter: N <= 3/4 of --decode)")

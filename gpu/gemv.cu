@@ -27,7 +27,8 @@ __device__ __forceinline__ void load_weights(const uint16_t* const (&w)[kRows], 
   for (int u = 0; u < kUnroll; ++u) {
     const int i = base + u * kStep;
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) wv[r][u] = i < end ? __ldcs(reinterpret_cast<const uint4*>(w[r] + i)) : make_uint4(0, 0, 0, 0);
+    for (int r = 0; r < kRows; ++r)
+      wv[r][u] = i < end ? __ldcs(reinterpret_cast<const uint4*>(w[r] + i)) : make_uint4(0, 0, 0, 0);
   }
 }
 
@@ -107,11 +108,8 @@ __device__ __forceinline__ void residual_norm_fast(const uint16_t* h, const uint
 #pragma unroll
   for (int k = 0; k < kResPieces; ++k) {
     const int i = (threadIdx.x + k * blockDim.x) * 8;
-    float v[8], wf[8];
-    ld_bf16x8(xs + i, v);
-    ld_bf16x8(ws + i, wf);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = v[j] * inv * wf[j];
+    float v[8];
+    rmsnorm_x8(xs + i, ws + i, inv, v);
     st_bf16x8(xs + i, v);
     if (first) st_bf16x8(a_out + i, v);
   }
@@ -211,9 +209,9 @@ constexpr bool fast_form(int R) { return R == kResidualFast || R == kGateFast; }
 // into h_out and a_out instead, and reads x from there. The norm is computed once a CTA, not once an item, and the
 // next item's weights are loaded before this item's sums are reduced, so the loads stay in flight across items.
 template <int S, bool Act, int R>
-__global__ void __launch_bounds__(kWarps * 32, 4) gemv_kernel(const uint16_t* __restrict__ W, const uint16_t* __restrict__ x,
-                                                           int in, int out, float alpha, uint16_t* __restrict__ y,
-                                                           PrologueArgs pa) {
+__global__ void __launch_bounds__(kWarps * 32, 4)
+    gemv_kernel(const uint16_t* __restrict__ W, const uint16_t* __restrict__ x, int in, int out, float alpha,
+                uint16_t* __restrict__ y, PrologueArgs pa) {
   constexpr int kPairs = kWarps / S;
   constexpr bool Res = R != kPlain;
   extern __shared__ __align__(16) uint16_t xs[];  // Res: the row x [in]; a fast form: then the norm's weights
@@ -344,8 +342,12 @@ cudaError_t launch_gemv(const bf16_t* W, const bf16_t* x, int in, int out, bf16_
 
 PrologueArgs raw(const GemvResidual& r) {
   PrologueArgs pa = {};
-  pa.res = {reinterpret_cast<const uint16_t*>(r.h), reinterpret_cast<const uint16_t*>(r.b), r.scale,
-            reinterpret_cast<const uint16_t*>(r.w), r.eps, reinterpret_cast<uint16_t*>(r.h_out),
+  pa.res = {reinterpret_cast<const uint16_t*>(r.h),
+            reinterpret_cast<const uint16_t*>(r.b),
+            r.scale,
+            reinterpret_cast<const uint16_t*>(r.w),
+            r.eps,
+            reinterpret_cast<uint16_t*>(r.h_out),
             reinterpret_cast<uint16_t*>(r.a_out)};
   return pa;
 }
@@ -383,17 +385,21 @@ bool gemv_residual_supported(const GemvResidual& r, const bf16_t* W, int in) {
          vec8_ok(r.h_out, in, in) && vec8_ok(r.a_out, in, in) && r.h_out != r.h;
 }
 
-void gemv_residual(const bf16_t* W, const GemvResidual& r, int in, int out, bf16_t* y, float alpha, bool act, Stream s) {
+void gemv_residual(const bf16_t* W, const GemvResidual& r, int in, int out, bf16_t* y, float alpha, bool act,
+                   Stream s) {
   const auto op = [&] { return op_desc(act ? "gemv_residual_mlp_act" : "gemv_residual", {{"in", in}, {"out", out}}); };
-  ARG_CHECK(gemv_residual_supported(r, W, in), op,
-            "gemv_residual needs in % 8 == 0, in <= 16384, 16-byte aligned W, h, b, w, h_out and a_out, and h_out != h");
+  ARG_CHECK(
+      gemv_residual_supported(r, W, in), op,
+      "gemv_residual needs in % 8 == 0, in <= 16384, 16-byte aligned W, h, b, w, h_out and a_out, and h_out != h");
   if (out <= 0) return;
   const bool fast = in == kResPieces * kWarps * 32 * 8;
   cudaError_t e;
-  if (act) e = fast ? launch_gemv<true, kResidualFast>(W, nullptr, in, out, y, alpha, raw(r), s)
-                    : launch_gemv<true, kResidual>(W, nullptr, in, out, y, alpha, raw(r), s);
-  else e = fast ? launch_gemv<false, kResidualFast>(W, nullptr, in, out, y, alpha, raw(r), s)
-                : launch_gemv<false, kResidual>(W, nullptr, in, out, y, alpha, raw(r), s);
+  if (act)
+    e = fast ? launch_gemv<true, kResidualFast>(W, nullptr, in, out, y, alpha, raw(r), s)
+             : launch_gemv<true, kResidual>(W, nullptr, in, out, y, alpha, raw(r), s);
+  else
+    e = fast ? launch_gemv<false, kResidualFast>(W, nullptr, in, out, y, alpha, raw(r), s)
+             : launch_gemv<false, kResidual>(W, nullptr, in, out, y, alpha, raw(r), s);
   CUDA_CHECK(e, op);
 }
 
@@ -404,8 +410,9 @@ bool gemv_gate_supported(const GemvGate& g, const bf16_t* W, int in) {
 
 void gemv_gate(const bf16_t* W, const GemvGate& g, int in, int out, bf16_t* y, float alpha, Stream s) {
   const auto op = [&] { return op_desc(g.w ? "gemv_norm_gate" : "gemv_gate", {{"in", in}, {"out", out}}); };
-  ARG_CHECK(gemv_gate_supported(g, W, in), op,
-            "gemv_gate needs in % 8 == 0, in <= 16384, 16-byte aligned W, a, z, w and x_out, and x_out apart from a and z");
+  ARG_CHECK(
+      gemv_gate_supported(g, W, in), op,
+      "gemv_gate needs in % 8 == 0, in <= 16384, 16-byte aligned W, a, z, w and x_out, and x_out apart from a and z");
   if (out <= 0) return;
   const bool fast = in == kResPieces * kWarps * 32 * 8;
   CUDA_CHECK((fast ? launch_gemv<false, kGateFast>(W, nullptr, in, out, y, alpha, raw(g), s)

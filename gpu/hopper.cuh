@@ -1,8 +1,9 @@
-// Hopper primitives for the selection's prefill kernels (select_wgmma.cu): warpgroup MMA (wgmma: the shared-memory
-// descriptor of a 128-byte-swizzled K-major operand, the fences around an asynchronous group, m64n128k16 with A in
-// registers, bf16 in, fp32 accumulate), the tensor copy engine (TMA: a 3-D tile into shared memory, completing on an
-// mbarrier) and the mbarrier operations it needs. All of it is sm_90a only: built for another target each wrapper
-// traps, and select_blocks never picks these kernels there (wgmma_available, select_chunk.cuh).
+// Hopper primitives for the selection's prefill kernels (select_wgmma.cu) and sparse_attn's prefill ring
+// (sparse_attn.cu): warpgroup MMA (wgmma: the shared-memory descriptor of a 128-byte-swizzled K-major operand, the
+// fences around an asynchronous group, m64n128k16 with A in registers, bf16 in, fp32 accumulate), the tensor copy
+// engine (TMA: a 3-D tile into shared memory, completing on an mbarrier) and the mbarrier operations it needs. All of
+// it is sm_90a only: built for another target each wrapper traps, and neither op picks these kernels there
+// (wgmma_available, select_chunk.cuh).
 //
 // Layouts (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"); warp w of the warpgroup, g = lane / 4,
 // c = lane % 4:
@@ -55,7 +56,8 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
 // d (+)= A * B: m64n128k16, A in registers (a: this warp's 16 rows x 16 k), B by descriptor. accumulate = false
 // overwrites d. The warpgroup's 128 threads must all call it, converged; d is the tensor cores' until a wait that
 // covers its group.
-__device__ __forceinline__ void mma_m64n128k16(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
+__device__ __forceinline__ void mma_m64n128k16(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b,
+                                               bool accumulate) {
   SALASIM_HOPPER_ASM(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %68, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
@@ -82,34 +84,45 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar, int count) {
   SALASIM_HOPPER_ASM("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mma::smem_addr(bar)), "r"(count) : "memory");
 }
 // The inits visible to the copy engine (before the CTA barrier that publishes them).
-__device__ __forceinline__ void fence_mbar_init() { SALASIM_HOPPER_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+__device__ __forceinline__ void fence_mbar_init() {
+  SALASIM_HOPPER_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t tx) {
-  SALASIM_HOPPER_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mma::smem_addr(bar)), "r"(tx) : "memory");
+  SALASIM_HOPPER_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mma::smem_addr(bar)), "r"(tx)
+                     : "memory");
 }
 __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
   uint32_t done = 1;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(mma::smem_addr(bar)), "r"(parity)
-      : "memory");
+  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(mma::smem_addr(bar)), "r"(parity)
+               : "memory");
 #else
   __trap();
 #endif
   return done != 0;
 }
+// One arrival on bar (release: this thread's earlier shared-memory accesses happen before the phase completes).
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  SALASIM_HOPPER_ASM("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mma::smem_addr(bar)) : "memory");
+}
+// Orders this thread's earlier generic-proxy shared-memory accesses (and those it has acquired from other threads)
+// before its later async-proxy ones: a TMA copy issued next may overwrite what ldmatrix read.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  SALASIM_HOPPER_ASM("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 // Until the phase of parity `parity` has completed.
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  while (!mbar_try_wait(bar, parity)) {
-  }
+  while (!mbar_try_wait(bar, parity)) {}
 }
 // Box (c0, c1, c2) of the 3-D map into shared memory at dst (aligned as the map's swizzle needs: 1024 B for 128 B),
 // counted against bar's expected bytes. Coordinates outside the map's extents read as zeros.
 __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
   SALASIM_HOPPER_ASM(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
-      ::"r"(mma::smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(mma::smem_addr(bar))
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(mma::smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(mma::smem_addr(bar))
       : "memory");
 }
 #undef SALASIM_HOPPER_ASM

@@ -8,10 +8,15 @@
 
 namespace salasim::gpu {
 
-__device__ __forceinline__ float ld_bf16(const uint16_t* p) { return __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(p)); }
-__device__ __forceinline__ void st_bf16(uint16_t* p, float v) { *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v); }
+__device__ __forceinline__ float ld_bf16(const uint16_t* p) {
+  return __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(p));
+}
+__device__ __forceinline__ void st_bf16(uint16_t* p, float v) {
+  *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v);
+}
 __device__ __forceinline__ float round_bf16_dev(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
-// The gate's expression, x * sigmoid(z) as x / (1 + e^-z) (gate.cu, rmsnorm.cu, gemv.cu: one expression, one set of bits).
+// The gate's expression, x * sigmoid(z) as x / (1 + e^-z) (gate.cu, rmsnorm.cu, gemv.cu: one expression, one set of
+// bits).
 __device__ __forceinline__ float gate_of(float x, float z) { return x / (1.0f + expf(-z)); }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -53,6 +58,16 @@ __device__ __forceinline__ void st_bf16x8(uint16_t* p, const float (&v)[8]) {
   }
   *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
 }
+// Elements i .. i+7 of an RMSNorm's output before its rounding: v = x * inv * w in fp32, in that order. Every RMSNorm
+// of the GPU path applies its weight here (rmsnorm.cu, residual_norm_row below, gemv.cu's fused residual), so all
+// give the same bits. Generic pointers: global or shared memory.
+__device__ __forceinline__ void rmsnorm_x8(const uint16_t* x, const uint16_t* w, float inv, float (&v)[8]) {
+  float wv[8];
+  ld_bf16x8(x, v);
+  ld_bf16x8(w, wv);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) v[j] = v[j] * inv * wv[j];
+}
 // The scaled residual add and the next rmsnorm of one row by one block of blockDim.x threads (D % 8 == 0, 16-byte
 // aligned): hn = bf16(h + scale * b), then, when w is not null, y = bf16(rmsnorm(hn) * w) of the rounded hn. Thread t
 // takes the 8-element pieces t * 8 + k * blockDim.x * 8, in that order, for both passes and the sum of squares, so a
@@ -75,17 +90,15 @@ __device__ __forceinline__ void residual_norm_row(const uint16_t* h, const uint1
   if (!w) return;
   const float inv = rsqrtf(block_sum(ss) / float(D) + eps);
   for (int i = threadIdx.x * 8; i < D; i += blockDim.x * 8) {
-    float v[8], wv[8];
-    ld_bf16x8(hn + i, v);
-    ld_bf16x8(w + i, wv);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = v[j] * inv * wv[j];
+    float v[8];
+    rmsnorm_x8(hn + i, w + i, inv, v);
     st_bf16x8(y + i, v);
   }
 }
 
 // 1 / rms of the row x [n] (n % 8 == 0, 16-byte aligned) by one block: thread t sums the squares of the pieces
-// t * 8 + k * blockDim.x * 8 in that order, then block_sum; every thread gets the result (rmsnorm.cu, rmsnorm_gate_row).
+// t * 8 + k * blockDim.x * 8 in that order, then block_sum; every thread gets the result (rmsnorm.cu,
+// rmsnorm_gate_row).
 __device__ __forceinline__ float row_inv_rms(const uint16_t* x, int n, float eps) {
   float ss = 0;
   for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {

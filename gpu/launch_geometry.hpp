@@ -39,14 +39,19 @@ inline size_t attn_split_workspace_bytes(int64_t T, int G, int64_t slots) {
   return size_t(T * G * nsplit) * 16 * (8 + 128 * 4);  // per row: float2 (max, sum) + 128 fp32 of O
 }
 
+// Counters a sparse prefill adds to (AttnArgs::tile_stats): blocks loaded per query tile, blocks attended, tiles,
+// queries; what `salasim run` reports of how much neighbouring queries' selections overlap.
+constexpr int kAttnTileStats = 4;
+constexpr size_t kAttnTileStatsBytes = kAttnTileStats * 8;
+
 // ---- Block selection workspace for a sub-chunk of `rows` queries against n2 K2 windows and nb blocks:
 // [rows, H, nsplit] float2 LSE partials | [rows, H] float LSE2 | [rows, G, nbs] 16-bit pooled block scores |
 // [min(rows, 4), G, nseg, 128] int32 candidate ids | the same 16-bit candidate keys, each section 256-byte aligned
 // (nsplit = ceil(n2 / select_split_windows(rows)), nseg = ceil(nb / 1024)). The K1 window scores stay in shared
 // memory. The candidates are the split top-k's (gpu/select_blocks.cu): sub-chunks of <= 4 queries (decode) past
 // 20480 blocks choose per segment of 1024 blocks first, then among the segments' choices.
-constexpr int kSelectSplit = 512;          // K2 windows per LSE partial
-constexpr int kSelectSplitFine = 128;      // ... in sub-chunks of <= kSelectFineRows queries (decode)
+constexpr int kSelectSplit = 512;      // K2 windows per LSE partial
+constexpr int kSelectSplitFine = 128;  // ... in sub-chunks of <= kSelectFineRows queries (decode)
 constexpr int64_t kSelectFineRows = 2;
 inline int select_split_windows(int64_t rows) { return rows <= kSelectFineRows ? kSelectSplitFine : kSelectSplit; }
 constexpr size_t kSelectBudget = size_t(256) << 20;  // what select_workspace_bytes aims at for long sequences

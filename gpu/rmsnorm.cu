@@ -28,11 +28,8 @@ __global__ void rmsnorm_vec_kernel(const uint16_t* x, int64_t ldx, const uint16_
   const uint16_t* xr = x + r * ldx;
   const float inv = row_inv_rms(xr, n, eps);
   for (int i = threadIdx.x * 8; i < n; i += blockDim.x * 8) {
-    float v[8], wv[8];
-    ld_bf16x8(xr + i, v);
-    ld_bf16x8(w + i, wv);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = v[j] * inv * wv[j];
+    float v[8];
+    rmsnorm_x8(xr + i, w + i, inv, v);
     st_bf16x8(y + r * ldy + i, v);
   }
 }
@@ -69,8 +66,7 @@ void rmsnorm(const bf16_t* x, int64_t ldx, const bf16_t* w, int64_t T, int n, fl
   const auto op = [&] { return op_desc("rmsnorm", {{"T", T}, {"n", n}}); };
   if (vec8_ok(x, n, ldx) && vec8_ok(y, n, ldy) && vec8_ok(w, n, n))
     CUDA_CHECK(launch_pdl(rmsnorm_vec_kernel, unsigned(T), 256, 0, s, x, ldx, w, n, eps, y, ldy), op());
-  else
-    CUDA_CHECK(launch_pdl(rmsnorm_kernel, unsigned(T), 256, 0, s, x, ldx, w, n, eps, y, ldy), op());
+  else CUDA_CHECK(launch_pdl(rmsnorm_kernel, unsigned(T), 256, 0, s, x, ldx, w, n, eps, y, ldy), op());
 }
 
 }  // namespace salasim::gpu

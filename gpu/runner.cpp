@@ -15,6 +15,7 @@
 #include "gpu/linear.hpp"
 #include "gpu/ops.hpp"
 #include "gpu/select_blocks.hpp"
+#include "gpu/sparse_args.hpp"
 #include "gpu/sparse_attn.hpp"
 #include "model/bf16.hpp"
 #include "model/error.hpp"
@@ -55,7 +56,8 @@ size_t last_selection_bytes(const ModelConfig& c, const RunnerOptions& o) {
 
 std::string MemoryPlan::table() const {
   std::string out;
-  for (const MemoryItem& i : items) out += fmt::format("  {:<34} {:>10.3f} GiB\n", i.name, double(i.bytes) / double(1ull << 30));
+  for (const MemoryItem& i : items)
+    out += fmt::format("  {:<34} {:>10.3f} GiB\n", i.name, double(i.bytes) / double(1ull << 30));
   out += fmt::format("  {:<34} {:>10.3f} GiB\n", "total", double(total) / double(1ull << 30));
   return out;
 }
@@ -75,7 +77,7 @@ MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o) {
   add(fmt::format("activations, chunk of {}", a.chunk), a.activations());
   add("GLA segment states", a.gla_ws);
   add("selection (ids + workspace)", a.blocks + a.sel_ws + a.scores);
-  add("attention split partials", a.attn_ws);
+  add("attention split partials", a.attn_ws + a.attn_stats);
   add("cuBLAS workspace", a.cublas);
   if (o.selection || o.selection_scores) add("last-token selections", last_selection_bytes(c, o));
   return p;
@@ -99,6 +101,7 @@ struct Runner::Impl {
   Buffer<bf16_t> h, a, y, proj, attn, gu, act, logits_bf16;
   Buffer<float> logits_f32, scores;
   Buffer<uint8_t> gla_ws, sel_ws, attn_ws;
+  Buffer<unsigned long long> attn_stats;  // AttnArgs::tile_stats of every sparse prefill call since the last reset
   Buffer<int32_t> blocks, forced_blocks, tokens;
   size_t in_use = 0;
   // state
@@ -112,7 +115,7 @@ struct Runner::Impl {
   int32_t* ring_dev = nullptr;
   cudaEvent_t ring_done[kRing] = {};
   int64_t ahead_issued = 0, ahead_read = 0;  // decode_ahead calls so far; decode_wait calls so far
-  bool greedy_on_device = false;              // tokens[0] holds the last step's greedy token (not an uploaded id)
+  bool greedy_on_device = false;             // tokens[0] holds the last step's greedy token (not an uploaded id)
   void no_steps_in_flight(const char* what) const {
     if (ahead_issued != ahead_read)
       fail("{} with {} decode_ahead steps in flight: decode_wait for them first", what, ahead_issued - ahead_read);
@@ -130,8 +133,7 @@ struct Runner::Impl {
     // Teardown is best effort and must not throw: a CUDA error here was already raised by the call that caused it.
     try {
       flush_profile();
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     for (cudaEvent_t e : pool) cudaEventDestroy(e);
     for (cudaEvent_t e : ring_done)
       if (e) cudaEventDestroy(e);
@@ -212,7 +214,8 @@ struct Runner::Impl {
     const bf16_t* norm = pending;
     pending = nullptr;
     timed(kOther, [&] {
-      residual(hc, y.get(), T, int(cfg.hidden_size), float(cfg.residual_scale()), norm, float(cfg.rms_norm_eps), a.get(), stream);
+      residual(hc, y.get(), T, int(cfg.hidden_size), float(cfg.residual_scale()), norm, float(cfg.rms_norm_eps),
+               a.get(), stream);
     });
   }
   // yy = alpha * a W^T for a, the normed stream; act: the gate|up form with mlp_act (T = 1). A pending residual is
@@ -315,6 +318,10 @@ struct Runner::Impl {
     forced_blocks = Buffer<int32_t>(s.blocks / 8, "forced blocks");
     sel_ws = Buffer<uint8_t>(s.sel_ws, "selection workspace");
     attn_ws = Buffer<uint8_t>(s.attn_ws, "attention split partials");
+    if (s.attn_stats) {
+      attn_stats = Buffer<unsigned long long>(s.attn_stats / 8, "sparse_attn tile counters");
+      fill_bytes(attn_stats.get(), 0, s.attn_stats);
+    }
     scores = Buffer<float>(s.scores / 4, "block scores");
     tokens = Buffer<int32_t>(s.tokens / 4, "tokens");
     logits_bf16 = Buffer<bf16_t>(size_t(c.vocab_size), "logits");
@@ -361,7 +368,8 @@ struct Runner::Impl {
       } else if (recurrent) {
         gla_recurrent(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, stream);
       } else {
-        gla_chunked(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, gla_ws.get(), stream);
+        gla_chunked(q, k, v, ld, T, H, hd, gamma.get(), float(c.lightning_tau()), St, attn.get(), Ld, gla_ws.get(),
+                    stream);
       }
     });
     tap(taps, P + "gla/out", attn.get(), T, Ld, Ld);
@@ -380,7 +388,9 @@ struct Runner::Impl {
       timed(kOther, [&] { gate(attn.get(), Ld, z, ld, T, int(Ld), attn.get(), Ld, stream); });
     } else {
       bf16_t* normed = want_norm ? gu.get() : nullptr;
-      timed(kOther, [&] { rmsnorm_gate(attn.get(), Ld, L.o_norm.get(), z, ld, T, int(Ld), eps, attn.get(), Ld, normed, stream); });
+      timed(kOther, [&] {
+        rmsnorm_gate(attn.get(), Ld, L.o_norm.get(), z, ld, T, int(Ld), eps, attn.get(), Ld, normed, stream);
+      });
       if (normed) tap(taps, P + "o_norm/out", normed, T, Ld, Ld);
     }
     tap(taps, P + "gate/out", attn.get(), T, Ld, Ld);
@@ -406,55 +416,25 @@ struct Runner::Impl {
     timed(kOther, [&] { kv_append(k, v, ld, T, G, hd, Kc, Vc, cap, pos0, stream); });
     const int64_t len_new = pos0 + T;
     timed(kSelect, [&] {
-      compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.kernel_size, c.sparse.kernel_stride, K1[size_t(l)].get(), cap1, stream);
-      compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.k2_kernel(), c.sparse.k2_stride(), K2[size_t(l)].get(), cap2, stream);
+      compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.kernel_size, c.sparse.kernel_stride, K1[size_t(l)].get(), cap1,
+                 stream);
+      compress_k(Kc, cap, G, hd, pos0, len_new, c.sparse.k2_kernel(), c.sparse.k2_stride(), K2[size_t(l)].get(), cap2,
+                 stream);
     });
-    tap_cache(taps, P + "compress_k/k1", K1[size_t(l)].get(), n_windows(len_new, c.sparse.kernel_size, c.sparse.kernel_stride), cap1);
-    tap_cache(taps, P + "compress_k/k2", K2[size_t(l)].get(), n_windows(len_new, c.sparse.k2_kernel(), c.sparse.k2_stride()), cap2);
-    AttnArgs at;
-    at.q = q;
-    at.ldq = ld;
-    at.T = T;
-    at.pos0 = pos0;
-    at.K = Kc;
-    at.V = Vc;
-    at.cap = cap;
-    at.H = c.num_attention_heads;
-    at.G = G;
-    at.hd = hd;
-    at.tau = float(c.attn_scale());
-    at.block = c.sparse.block_size;
-    at.k_sel = Ks;
-    at.out = attn.get();
-    at.ldo = Q;
-    at.workspace = attn_ws.get();
-    at.workspace_bytes = attn_ws.size();
+    tap_cache(taps, P + "compress_k/k1", K1[size_t(l)].get(),
+              n_windows(len_new, c.sparse.kernel_size, c.sparse.kernel_stride), cap1);
+    tap_cache(taps, P + "compress_k/k2", K2[size_t(l)].get(),
+              n_windows(len_new, c.sparse.k2_kernel(), c.sparse.k2_stride()), cap2);
+    const SparseRules rules = sparse_rules(c);
+    const QueryRows rows{q, ld, T, pos0};
+    const SparseCache cache{Kc, Vc, cap, K1[size_t(l)].get(), cap1, K2[size_t(l)].get(), cap2};
+    AttnArgs at = attn_args(rules, rows, cache, nullptr, attn.get(), Q, {attn_ws.get(), attn_ws.size()});
+    at.engine = opt.attn_engine;
+    at.tile_stats = T > kAttnSplitMaxT ? attn_stats.get() : nullptr;
     if (sparse) {
       const bool want_scores = taps && taps->wants(P + "select/scores") && scores.size() > 0;
-      SelectArgs sa;
-      sa.q = q;
-      sa.ldq = ld;
-      sa.T = T;
-      sa.pos0 = pos0;
-      sa.k1 = K1[size_t(l)].get();
-      sa.k1_cap = cap1;
-      sa.k2 = K2[size_t(l)].get();
-      sa.k2_cap = cap2;
-      sa.H = c.num_attention_heads;
-      sa.G = G;
-      sa.hd = hd;
-      sa.tau = float(c.attn_scale());
-      sa.kernel = c.sparse.kernel_size;
-      sa.stride = c.sparse.kernel_stride;
-      sa.block = c.sparse.block_size;
-      sa.init_blocks = c.sparse.init_blocks;
-      sa.local_blocks = c.sparse.local_blocks();
-      sa.k_sel = Ks;
-      sa.blocks = blocks.get();
-      sa.scores = want_scores ? scores.get() : nullptr;
-      sa.n_blocks = n_blocks;
-      sa.workspace = sel_ws.get();
-      sa.workspace_bytes = sel_ws.size();
+      const SelectArgs sa = select_args(rules, rows, cache, blocks.get(), want_scores ? scores.get() : nullptr,
+                                        n_blocks, {sel_ws.get(), sel_ws.size()});
       timed(kSelect, [&] { select_blocks(sa, stream); });
       keep_selection(l, sa);
       if (taps && taps->wants(P + "select/blocks")) {
@@ -465,7 +445,8 @@ struct Runner::Impl {
       }
       if (want_scores) {
         std::vector<float> sc(size_t(T * G * n_blocks));
-        CUDA_CHECK(cudaMemcpyAsync(sc.data(), scores.get(), sc.size() * 4, cudaMemcpyDeviceToHost, stream), "tap scores");
+        CUDA_CHECK(cudaMemcpyAsync(sc.data(), scores.get(), sc.size() * 4, cudaMemcpyDeviceToHost, stream),
+                   "tap scores");
         CUDA_CHECK(cudaStreamSynchronize(stream), "tap scores");
         taps->put_doubles(P + "select/scores", std::vector<double>(sc.begin(), sc.end()), {T, G, n_blocks});
       }
@@ -489,7 +470,7 @@ struct Runner::Impl {
     bool dense = true;
     int64_t pos = -1, n_blocks = 0;
   };
-  std::vector<KeptSelection> kept;  // per layer
+  std::vector<KeptSelection> kept;          // per layer
   Buffer<int32_t> kept_blocks, one_blocks;  // [layers, G, k_sel]; [G, k_sel] scratch
   Buffer<float> kept_scores;                // [layers, G, block_cap]
   int64_t kept_cap = 0;
@@ -515,8 +496,9 @@ struct Runner::Impl {
     if (!opt.selection) return;
     const int64_t G = sa.G, K = sa.k_sel;
     kept[size_t(l)] = {false, sa.pos0 + sa.T - 1, sa.n_blocks};
-    CUDA_CHECK(cudaMemcpyAsync(kept_blocks.get() + int64_t(l) * G * K, sa.blocks + (sa.T - 1) * G * K, size_t(G * K) * 4,
-                               cudaMemcpyDeviceToDevice, stream), "keep selection");
+    CUDA_CHECK(cudaMemcpyAsync(kept_blocks.get() + int64_t(l) * G * K, sa.blocks + (sa.T - 1) * G * K,
+                               size_t(G * K) * 4, cudaMemcpyDeviceToDevice, stream),
+               "keep selection");
     if (!opt.selection_scores) return;
     if (sa.n_blocks > kept_cap) fail("selection of {} blocks exceeds the planned {}", sa.n_blocks, kept_cap);
     SelectArgs one = sa;
@@ -538,7 +520,8 @@ struct Runner::Impl {
       fail("teacher forcing: '{}' has the wrong shape for rows [{}, {})", name, row0, row0 + T);
     std::vector<int32_t> b(size_t(T * per));
     for (size_t i = 0; i < b.size(); ++i) b[i] = int32_t(t.data[size_t(row0 * per) + i]);
-    CUDA_CHECK(cudaMemcpyAsync(forced_blocks.get(), b.data(), b.size() * 4, cudaMemcpyHostToDevice, stream), "forced upload");
+    CUDA_CHECK(cudaMemcpyAsync(forced_blocks.get(), b.data(), b.size() * 4, cudaMemcpyHostToDevice, stream),
+               "forced upload");
     CUDA_CHECK(cudaStreamSynchronize(stream), "forced upload");
     return forced_blocks.get();
   }
@@ -555,13 +538,14 @@ struct Runner::Impl {
       for (int64_t t = 0; t < T; ++t)
         if (host_tokens[t] < 0 || host_tokens[t] >= c.vocab_size)
           fail("token {} at position {} is outside the vocabulary [0, {})", host_tokens[t], pos0 + t, c.vocab_size);
-      CUDA_CHECK(cudaMemcpyAsync(tokens.get(), host_tokens, size_t(T) * 4, cudaMemcpyHostToDevice, stream), "tokens upload");
+      CUDA_CHECK(cudaMemcpyAsync(tokens.get(), host_tokens, size_t(T) * 4, cudaMemcpyHostToDevice, stream),
+                 "tokens upload");
       greedy_on_device = false;
     }
     hc = h.get();
     pending = nullptr;
     const int I = c.intermediate_size;
-    const bool step = T == 1 && !taps && opt.gemv == Gemv::custom;  // a decode step the fused kernels can take
+    const bool step = T == 1 && !taps && opt.gemv == Gemv::custom;    // a decode step the fused kernels can take
     fuse = step && h.size() >= size_t(2 * D) && opt.fusion.residual;  // two rows for the stream to alternate
     fuse_gate = step && opt.fusion.gate;
     fuse_rope = step && opt.fusion.rope;
@@ -580,7 +564,8 @@ struct Runner::Impl {
       add_residual(T, L.post_norm.get());
       tap(taps, ldir + "residual/mid", hc, T, D, D);
       tap(taps, ldir + "post_norm/out", a.get(), T, D, D);
-      if (T == 1 && opt.gemv == Gemv::custom && gemv_supported(a.get(), L.gate_up.get(), int(D))) {  // decode: one launch
+      if (T == 1 && opt.gemv == Gemv::custom &&
+          gemv_supported(a.get(), L.gate_up.get(), int(D))) {  // decode: one launch
         gemm_in(L.gate_up.get(), T, I, act.get(), I, 1.0f, true);
       } else {
         gemm(a.get(), D, L.gate_up.get(), T, int(D), 2 * I, gu.get(), 2 * I);
@@ -601,7 +586,8 @@ struct Runner::Impl {
     settle_residual(T);
     if (want_logits) {
       if (!fused_logits)
-        gemm(a.get() + (T - 1) * D, D, w.lm_head_ptr(), 1, int(D), c.vocab_size, logits_bf16.get(), c.vocab_size, logit_alpha);
+        gemm(a.get() + (T - 1) * D, D, w.lm_head_ptr(), 1, int(D), c.vocab_size, logits_bf16.get(), c.vocab_size,
+             logit_alpha);
       if (taps && taps->wants("final/logits")) {
         std::vector<double> lg = download(logits_bf16.get(), 1, c.vocab_size, c.vocab_size);
         taps->replace("final/logits", Tap{{1, c.vocab_size}, lg});
@@ -685,13 +671,15 @@ void Runner::decode_ahead(const int32_t* token) {
   const int64_t flying = m.ahead_issued - m.ahead_read;
   if (flying >= Impl::kRing) fail("decode_ahead: {} steps already in flight; decode_wait for one first", flying);
   if (!token && !m.greedy_on_device)
-    fail("decode_ahead without a token: the last step was not a decode_ahead step, so no greedy token is on the device");
+    fail(
+        "decode_ahead without a token: the last step was not a decode_ahead step, so no greedy token is on the device");
   if (!m.ring) {
     void* p = nullptr;
     CUDA_CHECK(cudaHostAlloc(&p, sizeof(int32_t) * 2 * Impl::kRing, cudaHostAllocMapped), "decode_ahead ring");
     m.ring = static_cast<int32_t*>(p);
     CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&m.ring_dev), p, 0), "decode_ahead ring");
-    for (cudaEvent_t& e : m.ring_done) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "decode_ahead event");
+    for (cudaEvent_t& e : m.ring_done)
+      CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "decode_ahead event");
   }
   const int slot = int(m.ahead_issued % Impl::kRing);
   const int64_t p = m.len;
@@ -786,6 +774,7 @@ void Runner::reset() {
   m.ahead_issued = m.ahead_read = 0;  // the stream is idle: any step in flight has finished, its token unread
   m.greedy_on_device = false;
   for (Impl::KeptSelection& k : m.kept) k = {};
+  if (m.attn_stats.size() > 0) fill_bytes(m.attn_stats.get(), 0, m.attn_stats.size() * 8);
   CUDA_CHECK(cudaDeviceSynchronize(), "reset");
 }
 
@@ -817,6 +806,15 @@ Generation Runner::generate(const std::vector<int32_t>& prompt, const GenerateOp
 
 const MemoryPlan& Runner::plan() const { return impl_->plan; }
 PhaseTimes Runner::times() const { return impl_->times; }
+AttnTileStats Runner::attn_tile_stats() const {
+  const Impl& m = *impl_;
+  AttnTileStats r;
+  if (m.attn_stats.size() < size_t(kAttnTileStats)) return r;
+  CUDA_CHECK(cudaStreamSynchronize(m.stream), "sparse_attn tile counters");
+  const std::vector<unsigned long long> v = m.attn_stats.download();
+  r.loaded = int64_t(v[0]), r.attended = int64_t(v[1]), r.tiles = int64_t(v[2]), r.queries = int64_t(v[3]);
+  return r;
+}
 size_t Runner::device_bytes_in_use() const { return impl_->in_use; }
 int64_t Runner::len() const { return impl_->len; }
 

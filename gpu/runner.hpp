@@ -9,6 +9,7 @@
 
 #include "gpu/common.hpp"
 #include "gpu/linear.hpp"
+#include "gpu/sparse_attn.hpp"
 #include "model/config.hpp"
 #include "model/generate.hpp"
 #include "model/tap_recorder.hpp"
@@ -26,16 +27,17 @@ struct DecodeFusion {
 };
 
 struct RunnerOptions {
-  int64_t max_context = 0;  // tokens the caches hold (prompt + generated)
-  int64_t chunk = 16384;    // prefill chunk (a multiple of 64)
-  bool taps = false;        // buffers for recording taps (scores of the selection) are planned
-  bool profile = false;     // per-phase timings with CUDA events
+  int64_t max_context = 0;        // tokens the caches hold (prompt + generated)
+  int64_t chunk = 16384;          // prefill chunk (a multiple of 64)
+  bool taps = false;              // buffers for recording taps (scores of the selection) are planned
+  bool profile = false;           // per-phase timings with CUDA events
   bool selection = false;         // keep each sparse layer's selection of the last processed token (last_selection)
   bool selection_scores = false;  // ... and its pooled block scores (implies selection)
   // Variants of how the work is launched, each giving the same bits (bench/RESULTS.md has what each buys):
-  bool pdl = true;               // programmatic dependent launch on the runner's stream (gpu/common.hpp Stream)
-  Gemv gemv = Gemv::custom;      // single-token GEMMs: the custom gemv or cuBLAS (gpu/linear.hpp)
-  DecodeFusion fusion;           // decode steps' fused kernels (above)
+  bool pdl = true;           // programmatic dependent launch on the runner's stream (gpu/common.hpp Stream)
+  Gemv gemv = Gemv::custom;  // single-token GEMMs: the custom gemv or cuBLAS (gpu/linear.hpp)
+  DecodeFusion fusion;       // decode steps' fused kernels (above)
+  AttnArgs::Engine attn_engine = AttnArgs::Engine::automatic;  // sparse_attn's prefill kernel (gpu/sparse_attn.hpp)
 };
 
 struct MemoryItem {
@@ -54,6 +56,13 @@ MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o);
 struct PhaseTimes {
   double gemm = 0, select = 0, sparse_attn = 0, dense_attn = 0, gla = 0, other = 0;
   double total() const { return gemm + select + sparse_attn + dense_attn + gla + other; }
+};
+
+// How much the sparse prefill's query tiles shared (AttnArgs::tile_stats summed over every sparse layer and chunk
+// since the sequence began): blocks loaded (the union of a tile's selections), blocks attended (per query), tiles,
+// queries. attended / loaded is how many queries each loaded block served.
+struct AttnTileStats {
+  int64_t loaded = 0, attended = 0, tiles = 0, queries = 0;
 };
 
 class Runner {
@@ -110,15 +119,17 @@ class Runner {
   //     at p + 1 < dense_len): every block is visible, there is no selection to report;
   //   - otherwise blocks = the [G, k_sel] ids the sparse attention of that token used (ascending, -1 unused), the
   //     row select_blocks wrote for that token in that call (no second pass over the sequence); and, when
-  //     with_scores (needs RunnerOptions::selection_scores), scores = that token's pooled block scores [G, n_blocks] (n_blocks = blocks of the call's
-  //     sequence; +inf forced, -inf after the query's block), from select_blocks run for that one query.
+  //     with_scores (needs RunnerOptions::selection_scores), scores = that token's pooled block scores [G, n_blocks]
+  //     (n_blocks = blocks of the call's sequence; +inf forced, -inf after the query's block), from select_blocks run
+  //     for that one query.
   // Device-side buffers: [G, k_sel] ids and [G, ceil(max_context/block)] floats per sparse layer (planned); this
   // call copies them to the host (a few KB of ids; scores 4 B per block per kv group).
   std::vector<LayerSelection> last_selection(bool with_scores) const;
 
   const MemoryPlan& plan() const;
   PhaseTimes times() const;
-  size_t device_bytes_in_use() const;  // cudaMemGetInfo total - free, measured after allocation
+  AttnTileStats attn_tile_stats() const;  // (synchronises)
+  size_t device_bytes_in_use() const;     // cudaMemGetInfo total - free, measured after allocation
   int64_t len() const;
 
  private:

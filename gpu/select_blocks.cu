@@ -37,8 +37,8 @@
 //     decode call's critical path; docs/performance.md, "Measured reasons behind kernel choices").
 //
 // Cost: per query and kv group, (n1 + n2) windows x 16 heads x 256 FLOP on tensor cores and 16 (n1 + n2) exp2:
-// docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU unit
-// gives 16 exp2 per clock per SM; mma::exp2_ftz keeps each a single MUFU op). Skipped when every causal block of
+// docs/performance.md's 2560 N^2 FLOP + 10 N^2 exp over an N-token prompt and 8 layers; tensor- and exp-bound (the MUFU
+// unit gives 16 exp2 per clock per SM; mma::exp2_ftz keeps each a single MUFU op). Skipped when every causal block of
 // the sub-chunk's last query is chosen anyway.
 #include <cuda_bf16.h>
 
@@ -64,25 +64,25 @@ using bf16 = __nv_bfloat16;
 
 constexpr int kWarps = 8, kThreads = kWarps * 32;
 static_assert(kQT == 2 * kWarps, "2 queries per warp");
-constexpr int kKeyTile = 128;     // compressed keys per shared-memory tile
-constexpr int kPoolBlocks = 127;      // blocks per score_pool CTA: their 4 * 127 + 1 windows fit 4 tiles
-constexpr int kPoolBlocksFine = 31;   // decode's: 4 * 31 + 1 windows, one tile
+constexpr int kKeyTile = 128;        // compressed keys per shared-memory tile
+constexpr int kPoolBlocks = 127;     // blocks per score_pool CTA: their 4 * 127 + 1 windows fit 4 tiles
+constexpr int kPoolBlocksFine = 31;  // decode's: 4 * 31 + 1 windows, one tile
 constexpr int kPoolWindows = 4 * kKeyTile;
-constexpr int kSelectCtasPerSm = 2;   // lse_partial and score_pool CTAs an SM (launch bounds; 70 / 86 KB of shared memory)
+constexpr int kSelectCtasPerSm =
+    2;  // lse_partial and score_pool CTAs an SM (launch bounds; 70 / 86 KB of shared memory)
 static_assert(kSelectSplitFine == kKeyTile && 4 * kPoolBlocksFine + 1 <= kKeyTile, "decode's CTAs take one tile");
-constexpr int kLd = kHd + 8;      // bf16 row stride of the tiles (272 B)
+constexpr int kLd = kHd + 8;  // bf16 row stride of the tiles (272 B)
 constexpr int kTileElems = kKeyTile * kLd;
-constexpr size_t kTileSmem = size_t(2 * kTileElems) * 2;                       // 2 stages: 69,632 B
-constexpr size_t kPoolSmem = kTileSmem + size_t(kQT * kPoolWindows) * 2;      // + window scores: 86,016 B
+constexpr size_t kTileSmem = size_t(2 * kTileElems) * 2;                  // 2 stages: 69,632 B
+constexpr size_t kPoolSmem = kTileSmem + size_t(kQT * kPoolWindows) * 2;  // + window scores: 86,016 B
 constexpr float kLog2e = 1.4426950408889634f;
-
 
 // Which queries of the CTA's tile a warp works on, and which of the 16-window m-tiles: prefill gives warp w the
 // queries 2w, 2w+1 and every m-tile; a tile of <= 2 queries gives every warp queries 0, 1 and m-tiles w, w+8, ...
 struct WarpRole {
-  int q0;         // first of the warp's two tile queries
+  int q0;          // first of the warp's two tile queries
   int mt0, mstep;  // m-tiles mt0, mt0 + mstep, ...
-  bool shared;    // several warps hold partial results of the same queries
+  bool shared;     // several warps hold partial results of the same queries
 };
 __device__ WarpRole warp_role(int64_t nq_tile, int warp) {
   if (nq_tile <= 2) return WarpRole{0, warp, kWarps, true};
@@ -99,7 +99,8 @@ __device__ void load_queries(const Chunk& ch, int64_t tq0, int g, int q0, bf16* 
     const int64_t tl = tq0 + r / kRows;
     uint4 v = make_uint4(0, 0, 0, 0);
     if (tl < ch.nq)
-      v = *reinterpret_cast<const uint4*>(ch.q + (ch.t0 + tl) * ch.ldq + (int64_t(g) * kRows + r % kRows) * kHd + piece * 8);
+      v = *reinterpret_cast<const uint4*>(ch.q + (ch.t0 + tl) * ch.ldq + (int64_t(g) * kRows + r % kRows) * kHd +
+                                          piece * 8);
     *reinterpret_cast<uint4*>(stage + r * kLd + piece * 8) = v;
   }
   __syncthreads();
@@ -166,9 +167,9 @@ __device__ void tile_logits(float (&acc)[2][2][4], const uint32_t (&qf)[2][8][4]
 
 // k2: [G, k2_cap, hd]; n2c: K2 windows that exist for the sub-chunk's last query.
 // part: [nq, H, nsplit] (max, sum) of exp2 over this CTA's split of the windows the query sees, log2 units.
-__global__ void __launch_bounds__(kThreads, kSelectCtasPerSm) lse_partial_kernel(Chunk ch, const bf16* __restrict__ k2, int64_t k2_cap,
-                                                                  int64_t n2c, int kernel2, int stride2, int split_w,
-                                                                  int64_t nsplit, float2* __restrict__ part) {
+__global__ void __launch_bounds__(kThreads, kSelectCtasPerSm)
+    lse_partial_kernel(Chunk ch, const bf16* __restrict__ k2, int64_t k2_cap, int64_t n2c, int kernel2, int stride2,
+                       int split_w, int64_t nsplit, float2* __restrict__ part) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* tiles = reinterpret_cast<bf16*>(smem);
@@ -194,29 +195,31 @@ __global__ void __launch_bounds__(kThreads, kSelectCtasPerSm) lse_partial_kernel
     for (int h = 0; h < 4; ++h) m[i][h] = -INFINITY, l[i][h] = 0.f;
   const bf16* ck = k2 + int64_t(g) * k2_cap * kHd;
   const int n_tiles = int(std::min<int64_t>(split_w, n2c - e_begin) + kKeyTile - 1) / kKeyTile;
-  for_key_tiles(ch, tq0, g, role.q0, tiles, n_tiles, ck, e_begin, n2c, qf, [] {}, [&](int kt, const bf16* tile) {
-    for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
-      const int local = kt * kKeyTile + 16 * mt;  // window e_begin + local is row gr of the m-tile
-      if (local >= lim[0] && local >= lim[1]) break;  // warp-uniform: neither query sees these
-      float acc[2][2][4];
-      tile_logits(acc, qf, tile + 16 * mt * kLd, lane);
+  for_key_tiles(
+      ch, tq0, g, role.q0, tiles, n_tiles, ck, e_begin, n2c, qf, [] {},
+      [&](int kt, const bf16* tile) {
+        for (int mt = role.mt0; mt < kKeyTile / 16; mt += role.mstep) {
+          const int local = kt * kKeyTile + 16 * mt;      // window e_begin + local is row gr of the m-tile
+          if (local >= lim[0] && local >= lim[1]) break;  // warp-uniform: neither query sees these
+          float acc[2][2][4];
+          tile_logits(acc, qf, tile + 16 * mt * kLd, lane);
 #pragma unroll
-      for (int i = 0; i < 2; ++i)
+          for (int i = 0; i < 2; ++i)
 #pragma unroll
-        for (int h = 0; h < 4; ++h) {
-          const int nt = h >> 1, e = h & 1;
-          const float x0 = local + gr < lim[i] ? acc[i][nt][e] * ch.sc_log2 : -INFINITY;
-          const float x1 = local + gr + 8 < lim[i] ? acc[i][nt][e + 2] * ch.sc_log2 : -INFINITY;
-          const float tm = fmaxf(x0, x1);
-          if (tm == -INFINITY) continue;
-          if (tm > m[i][h]) {
-            l[i][h] = m[i][h] > -INFINITY ? l[i][h] * exp2f(m[i][h] - tm) : 0.f;
-            m[i][h] = tm;
-          }
-          l[i][h] += mma::exp2_ftz(x0 - m[i][h]) + mma::exp2_ftz(x1 - m[i][h]);
+            for (int h = 0; h < 4; ++h) {
+              const int nt = h >> 1, e = h & 1;
+              const float x0 = local + gr < lim[i] ? acc[i][nt][e] * ch.sc_log2 : -INFINITY;
+              const float x1 = local + gr + 8 < lim[i] ? acc[i][nt][e + 2] * ch.sc_log2 : -INFINITY;
+              const float tm = fmaxf(x0, x1);
+              if (tm == -INFINITY) continue;
+              if (tm > m[i][h]) {
+                l[i][h] = m[i][h] > -INFINITY ? l[i][h] * exp2f(m[i][h] - tm) : 0.f;
+                m[i][h] = tm;
+              }
+              l[i][h] += mma::exp2_ftz(x0 - m[i][h]) + mma::exp2_ftz(x1 - m[i][h]);
+            }
         }
-    }
-  });
+      });
   // merge over the 8 lanes of each head (lanes differing in gr), then over the warps of a shared role
 #pragma unroll
   for (int i = 0; i < 2; ++i)
@@ -282,9 +285,9 @@ __device__ float lse_of_row(const Chunk& ch, int64_t i, int kernel2, int stride2
 }
 
 constexpr int kCombineRows = 8;  // warps (rows) per lse_combine CTA
-__global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch, int kernel2, int stride2, int split_w,
-                                                                        int64_t nsplit, const float2* __restrict__ part,
-                                                                        float* __restrict__ lse) {
+__global__ void __launch_bounds__(kCombineRows * 32)
+    lse_combine_kernel(Chunk ch, int kernel2, int stride2, int split_w, int64_t nsplit, const float2* __restrict__ part,
+                       float* __restrict__ lse) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t i = int64_t(blockIdx.x) * kCombineRows + threadIdx.x / 32;
   if (i >= ch.nq * ch.H) return;  // warp-uniform
@@ -295,18 +298,17 @@ __global__ void __launch_bounds__(kCombineRows * 32) lse_combine_kernel(Chunk ch
 // How score_pool gets LSE2: from lse [nq, H] (lse_combine's), or, for a tile of <= 2 queries (decode), from the
 // partials itself (lse_of_row: the same bits, and one launch a layer fewer).
 struct LseSource {
-  const float* lse;     // [nq, H], or nullptr: combine `part`
-  const float2* part;   // [nq, H, nsplit] (lse_partial's)
+  const float* lse;    // [nq, H], or nullptr: combine `part`
+  const float2* part;  // [nq, H, nsplit] (lse_partial's)
   int kernel2, stride2, split_w;
   int64_t nsplit;
 };
 
 // k1: [G, k1_cap, hd]; n1c: K1 windows that exist for the sub-chunk's last query; lse (log2 units): see LseSource;
 // pooled: [nq, G, nbs] 16-bit keys of blocks b0 .. b0 + 126 (those <= the query's block). kPoolSmem dynamic smem.
-__global__ void __launch_bounds__(kThreads, kSelectCtasPerSm) score_pool_kernel(Chunk ch, const bf16* __restrict__ k1, int64_t k1_cap,
-                                                                 int64_t n1c, int kernel, int stride, int block,
-                                                                 int pool_blocks, LseSource src,
-                                                                 uint16_t* __restrict__ pooled, int64_t nbs) {
+__global__ void __launch_bounds__(kThreads, kSelectCtasPerSm)
+    score_pool_kernel(Chunk ch, const bf16* __restrict__ k1, int64_t k1_cap, int64_t n1c, int kernel, int stride,
+                      int block, int pool_blocks, LseSource src, uint16_t* __restrict__ pooled, int64_t nbs) {
   // Launched with launch_pdl (pdl.cuh), always after lse_partial or lse_combine: the queries and K1 were written
   // before that kernel, so they are read before pdl_wait (the first tile's round trip overlaps the kernel before);
   // LSE2 is read after it (get_lse).
@@ -348,7 +350,9 @@ __global__ void __launch_bounds__(kThreads, kSelectCtasPerSm) score_pool_kernel(
 #pragma unroll
       for (int h = 0; h < 4; ++h) {
         const int head = 8 * (h >> 1) + 2 * c4 + (h & 1);
-        lse_r[i][h] = tl >= ch.nq ? 0.f : src.lse ? src.lse[tl * ch.H + int64_t(g) * kRows + head] : lse_s[role.q0 + i][head];
+        lse_r[i][h] = tl >= ch.nq ? 0.f
+                      : src.lse   ? src.lse[tl * ch.H + int64_t(g) * kRows + head]
+                                  : lse_s[role.q0 + i][head];
       }
     }
   };
@@ -526,7 +530,7 @@ __device__ int select_top(const uint16_t* __restrict__ pk, int n, int take, int 
   if (take > 0) {
     // h[bin_of(key)] += 1 over the candidates of the thread's segment (bin -1: not counted), then a barrier
     auto histogram = [&](int* h, auto bin_of) {
-      chunks(true, [&](int c, const uint32_t (&k)[8]) {
+      chunks(true, [&](int c, const uint32_t(&k)[8]) {
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
           const int b = seg0 + c + e;
@@ -549,7 +553,7 @@ __device__ int select_top(const uint16_t* __restrict__ pk, int n, int take, int 
   // Per thread: above = forced or above thr, eq = candidates equal to thr; one scan of both counts (eq in the high
   // word) gives the thread's rank among the ties and its output offset.
   auto each_key = [&](auto f) {  // f(i, key) for the entries of the thread's segment, ascending
-    chunks(false, [&](int c, const uint32_t (&k)[8]) {
+    chunks(false, [&](int c, const uint32_t(&k)[8]) {
 #pragma unroll
       for (int e = 0; e < 8; ++e)
         if (seg0 + c + e < seg1) f(seg0 + c + e, int(k[e]));
@@ -583,10 +587,9 @@ __device__ int select_top(const uint16_t* __restrict__ pk, int n, int take, int 
 // Grid (nq, G), blockDim.x a multiple of 32 in [kTopkMinThreads, kTopkMaxThreads] (topk_threads). all-chosen
 // queries (every causal block chosen: the sub-chunk may have skipped scoring) never read their keys.
 // Block indices are int: validate bounds nb by 65535 x 127.
-__global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectRule rule,
-                                                               const uint16_t* __restrict__ pooled, int64_t nbs,
-                                                               int32_t* __restrict__ blocks,
-                                                               float* __restrict__ scores_out, int64_t n_blocks) {
+__global__ void __launch_bounds__(kTopkMaxThreads)
+    topk_kernel(Chunk ch, SelectRule rule, const uint16_t* __restrict__ pooled, int64_t nbs,
+                int32_t* __restrict__ blocks, float* __restrict__ scores_out, int64_t n_blocks) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t tl = blockIdx.x;
   const int g = blockIdx.y;
@@ -602,12 +605,14 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_kernel(Chunk ch, SelectR
       so[b] = forced(int(b)) ? INFINITY : __uint_as_float(uint32_t(pk[b]) << 16);
     for (int64_t b = nb + threadIdx.x; b < n_blocks; b += blockDim.x) so[b] = -INFINITY;
   }
-  if (forced.take == forced.n_cand) {  // every causal block is chosen (e.g. qb + 1 <= k_sel), the first k_sel if forced exceed it
+  if (forced.take ==
+      forced.n_cand) {  // every causal block is chosen (e.g. qb + 1 <= k_sel), the first k_sel if forced exceed it
     for (int i = threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = i < nb ? i : -1;
     return;  // CTA-uniform
   }
-  const int n_out = select_top(pk, nb, forced.take, rule.k_sel, forced, [&](int b) { return !forced(b); },
-                               [&](int pos, int b, int) { out[pos] = b; });
+  const int n_out = select_top(
+      pk, nb, forced.take, rule.k_sel, forced, [&](int b) { return !forced(b); },
+      [&](int pos, int b, int) { out[pos] = b; });
   for (int i = std::min(n_out, rule.k_sel) + threadIdx.x; i < rule.k_sel; i += blockDim.x) out[i] = -1;
 }
 
@@ -626,10 +631,9 @@ constexpr int kTopkSegThreads = int(kTopkSegment / 8);  // 8 keys a thread
 
 // Grid (nq, G, nseg), kTopkSegThreads threads. cand_ids / cand_keys: [nq, G, nseg, kTopkCandMax], the segment's
 // chosen blocks ascending then -1 (key 0) to the end of its slots.
-__global__ void __launch_bounds__(kTopkSegThreads) topk_segment_kernel(Chunk ch, SelectRule rule,
-                                                                       const uint16_t* __restrict__ pooled, int64_t nbs,
-                                                                       int32_t* __restrict__ cand_ids,
-                                                                       uint16_t* __restrict__ cand_keys) {
+__global__ void __launch_bounds__(kTopkSegThreads)
+    topk_segment_kernel(Chunk ch, SelectRule rule, const uint16_t* __restrict__ pooled, int64_t nbs,
+                        int32_t* __restrict__ cand_ids, uint16_t* __restrict__ cand_keys) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t tl = blockIdx.x, slot = ((tl * ch.G + blockIdx.y) * gridDim.z + blockIdx.z) * kTopkCandMax;
   const Forced forced(rule, int((ch.pos0 + ch.t0 + tl) / rule.block));
@@ -642,19 +646,19 @@ __global__ void __launch_bounds__(kTopkSegThreads) topk_segment_kernel(Chunk ch,
     const int n_forced = ov(s0, s1, 0, forced.a_hi) + ov(s0, s1, forced.b_lo, forced.qb + 1) -
                          ov(s0, s1, std::max(0, forced.b_lo), std::min(forced.a_hi, forced.qb + 1));
     const int take = std::min(forced.take, (s1 - s0) - n_forced);
-    n_out = select_top(pooled + (tl * ch.G + blockIdx.y) * nbs + s0, s1 - s0, take, kTopkCandMax,
-                       [](int) { return false; }, [&](int i) { return !forced(s0 + i); },
-                       [&](int pos, int i, int key) { ids[pos] = s0 + i, keys[pos] = uint16_t(key); });
+    n_out = select_top(
+        pooled + (tl * ch.G + blockIdx.y) * nbs + s0, s1 - s0, take, kTopkCandMax, [](int) { return false; },
+        [&](int i) { return !forced(s0 + i); },
+        [&](int pos, int i, int key) { ids[pos] = s0 + i, keys[pos] = uint16_t(key); });
   }
   for (int i = n_out + threadIdx.x; i < kTopkCandMax; i += blockDim.x) ids[i] = -1, keys[i] = 0;
 }
 
 // Grid (nq, G), threads for nseg * kTopkCandMax entries (topk_threads). blocks: [T, G, k_sel]: the forced blocks
 // [0, a_hi), the chosen candidates, the forced [b_lo, qb], -1 padding: ascending, as topk_kernel writes them.
-__global__ void __launch_bounds__(kTopkMaxThreads) topk_merge_kernel(Chunk ch, SelectRule rule, int nseg,
-                                                                     const int32_t* __restrict__ cand_ids,
-                                                                     const uint16_t* __restrict__ cand_keys,
-                                                                     int32_t* __restrict__ blocks) {
+__global__ void __launch_bounds__(kTopkMaxThreads)
+    topk_merge_kernel(Chunk ch, SelectRule rule, int nseg, const int32_t* __restrict__ cand_ids,
+                      const uint16_t* __restrict__ cand_keys, int32_t* __restrict__ blocks) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   const int64_t tl = blockIdx.x, t = ch.t0 + tl;
   const Forced forced(rule, int((ch.pos0 + t) / rule.block));
@@ -666,9 +670,10 @@ __global__ void __launch_bounds__(kTopkMaxThreads) topk_merge_kernel(Chunk ch, S
   }
   const int64_t slot = (tl * ch.G + blockIdx.y) * int64_t(nseg) * kTopkCandMax;
   const int32_t* ids = cand_ids + slot;
-  const int n_sel = select_top(cand_keys + slot, nseg * kTopkCandMax, forced.take, std::max(0, rule.k_sel - forced.a_hi),
-                               [](int) { return false; }, [&](int i) { return ids[i] >= 0; },
-                               [&](int pos, int i, int) { out[forced.a_hi + pos] = ids[i]; });
+  const int n_sel = select_top(
+      cand_keys + slot, nseg * kTopkCandMax, forced.take, std::max(0, rule.k_sel - forced.a_hi),
+      [](int) { return false; }, [&](int i) { return ids[i] >= 0; },
+      [&](int pos, int i, int) { out[forced.a_hi + pos] = ids[i]; });
   const int lo = std::max(forced.b_lo, forced.a_hi), n_local = forced.qb + 1 - lo;  // the forced blocks past a_hi
   for (int i = threadIdx.x; i < forced.a_hi + n_local; i += blockDim.x) {
     const int pos = i < forced.a_hi ? i : forced.a_hi + n_sel + (i - forced.a_hi);
@@ -706,11 +711,13 @@ cudaError_t launch_topk(const Chunk& ch, const SelectRule& rule, int64_t nbc, co
                         bool split_always = false) {
   if (use_split_topk(ch, rule, nbc, scores, sp, split_always)) {
     const dim3 grid(unsigned(ch.nq), unsigned(ch.G), unsigned(sp.nseg));
-    const cudaError_t e = launch_pdl(topk_segment_kernel, grid, kTopkSegThreads, 0, s, ch, rule, pooled, nbs, sp.ids, sp.keys);
+    const cudaError_t e =
+        launch_pdl(topk_segment_kernel, grid, kTopkSegThreads, 0, s, ch, rule, pooled, nbs, sp.ids, sp.keys);
     if (e != cudaSuccess) return e;
     // <= 8 of the nseg * kTopkCandMax entries a thread
-    return launch_pdl(topk_merge_kernel, dim3(unsigned(ch.nq), unsigned(ch.G)), topk_threads(2 * sp.nseg * kTopkCandMax, 1),
-                      0, s, ch, rule, int(sp.nseg), sp.ids, sp.keys, blocks);
+    return launch_pdl(topk_merge_kernel, dim3(unsigned(ch.nq), unsigned(ch.G)),
+                      topk_threads(2 * sp.nseg * kTopkCandMax, 1), 0, s, ch, rule, int(sp.nseg), sp.ids, sp.keys,
+                      blocks);
   }
   const int threads = topk_threads(nbc, ch.nq * ch.G);
   return launch_pdl(topk_kernel, dim3(unsigned(ch.nq), unsigned(ch.G)), threads, 0, s, ch, rule, pooled, nbs, blocks,
@@ -727,7 +734,8 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 int64_t sm_count() {
   static const int n = [] {
     int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
       return 132;  // an H200's, should the query fail (it only steers the grid shape)
     return v;
   }();
@@ -742,8 +750,7 @@ void validate(const SelectArgs& a, const Op& op, int64_t n1, int64_t n2, int64_t
   ARG_CHECK(a.k_sel > 0, op, "k_sel must be positive");
   ARG_CHECK(a.init_blocks >= 0 && a.local_blocks >= 0, op, "init_blocks and local_blocks must be >= 0");
   ARG_CHECK(a.tau > 0.f, op, "tau must be positive");
-  ARG_CHECK(a.k1_cap >= n1 && a.k2_cap >= n2, op,
-            "k1_cap / k2_cap below the K1 / K2 windows of pos0 + T keys");
+  ARG_CHECK(a.k1_cap >= n1 && a.k2_cap >= n2, op, "k1_cap / k2_cap below the K1 / K2 windows of pos0 + T keys");
   ARG_CHECK(a.q && a.blocks && a.workspace && (n1 == 0 || a.k1) && (n2 == 0 || a.k2), op,
             "null q, k1, k2, blocks or workspace");
   ARG_CHECK(aligned16(a.q) && aligned16(a.k1) && aligned16(a.k2) && aligned16(a.workspace), op,
@@ -757,20 +764,56 @@ void validate(const SelectArgs& a, const Op& op, int64_t n1, int64_t n2, int64_t
 }  // namespace
 
 size_t select_blocks_workspace(int64_t T_max, int64_t len_max, int H, int G, int kernel, int stride) {
-  const std::string op = op_desc("select_blocks_workspace", {{"T_max", T_max}, {"len_max", len_max}, {"H", H},
-                                                             {"G", G}, {"kernel", kernel}, {"stride", stride}});
-  ARG_CHECK(T_max > 0 && len_max > 0 && H > 0 && G > 0 && kernel > 0 && stride > 0, op,
-            "arguments must be positive");
+  const std::string op =
+      op_desc("select_blocks_workspace",
+              {{"T_max", T_max}, {"len_max", len_max}, {"H", H}, {"G", G}, {"kernel", kernel}, {"stride", stride}});
+  ARG_CHECK(T_max > 0 && len_max > 0 && H > 0 && G > 0 && kernel > 0 && stride > 0, op, "arguments must be positive");
   return select_workspace_bytes(T_max, len_max, H, G, kernel, stride);
 }
 
+namespace {
+
+// The call's description in error messages (built only when one is raised).
+std::string op_text_of(const SelectArgs& a) {
+  return op_desc("select_blocks", {{"T", a.T},
+                                   {"pos0", a.pos0},
+                                   {"H", a.H},
+                                   {"G", a.G},
+                                   {"hd", a.hd},
+                                   {"kernel", a.kernel},
+                                   {"stride", a.stride},
+                                   {"block", a.block},
+                                   {"k_sel", a.k_sel},
+                                   {"k1_cap", a.k1_cap},
+                                   {"k2_cap", a.k2_cap},
+                                   {"n_blocks", a.n_blocks},
+                                   {"workspace_bytes", int64_t(a.workspace_bytes)}});
+}
+
+// The dynamic shared-memory limits of the mma.sync kernels, raised once per process.
+template <class Op>
+void raise_smem_limits(const Op& op) {
+  static bool attrs = false;
+  if (attrs) return;
+  CUDA_CHECK(cudaFuncSetAttribute(lse_partial_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTileSmem)), op);
+  CUDA_CHECK(cudaFuncSetAttribute(score_pool_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPoolSmem)), op);
+  attrs = true;
+}
+
+// Queries per sub-chunk: as many as the workspace holds (n2 K2 windows and nb blocks at the call's last query).
+template <class Op>
+int64_t sub_chunk_rows(const SelectArgs& a, int64_t n2, int64_t nb, const Op& op) {
+  const size_t pq = select_per_query_bytes(n2, nb, a.H, a.G);
+  int64_t rows = std::min<int64_t>({int64_t(a.workspace_bytes / pq), a.T, int64_t(0x7fffffff)});
+  while (rows > 0 && layout(rows, n2, nb, a.H, a.G).total > a.workspace_bytes) --rows;
+  ARG_CHECK(rows >= 1, op, "the workspace holds not even one query: size it with select_blocks_workspace");
+  return rows;
+}
+
+}  // namespace
+
 void select_blocks(const SelectArgs& a, Stream s) {
-  const auto op = [&] {
-    return op_desc(
-      "select_blocks", {{"T", a.T}, {"pos0", a.pos0}, {"H", a.H}, {"G", a.G}, {"hd", a.hd}, {"kernel", a.kernel},
-                        {"stride", a.stride}, {"block", a.block}, {"k_sel", a.k_sel}, {"k1_cap", a.k1_cap},
-                        {"k2_cap", a.k2_cap}, {"n_blocks", a.n_blocks}, {"workspace_bytes", int64_t(a.workspace_bytes)}});
-  };
+  const auto op = [&] { return op_text_of(a); };
   ARG_CHECK(a.T >= 0 && a.pos0 >= 0, op, "T and pos0 must be >= 0");
   if (a.T == 0) return;
   const int kernel2 = 4 * a.kernel, stride2 = 4 * a.stride;
@@ -778,18 +821,8 @@ void select_blocks(const SelectArgs& a, Stream s) {
   const int64_t n1 = n_windows(len, a.kernel, a.stride), n2 = n_windows(len, kernel2, stride2);
   const int64_t nb = (len - 1) / a.block + 1;  // causal blocks of the last query
   validate(a, op, n1, n2, nb);
-  static bool attrs = false;  // raise the dynamic shared-memory limits once per process
-  if (!attrs) {
-    CUDA_CHECK(cudaFuncSetAttribute(lse_partial_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTileSmem)), op);
-    CUDA_CHECK(cudaFuncSetAttribute(score_pool_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPoolSmem)), op);
-    attrs = true;
-  }
-
-  // as many queries per sub-chunk as the workspace holds
-  const size_t pq = select_per_query_bytes(n2, nb, a.H, a.G);
-  int64_t rows = std::min<int64_t>({int64_t(a.workspace_bytes / pq), a.T, int64_t(0x7fffffff)});
-  while (rows > 0 && layout(rows, n2, nb, a.H, a.G).total > a.workspace_bytes) --rows;
-  ARG_CHECK(rows >= 1, op, "the workspace holds not even one query: size it with select_blocks_workspace");
+  raise_smem_limits(op);
+  const int64_t rows = sub_chunk_rows(a, n2, nb, op);
   const Layout L = layout(rows, n2, nb, a.H, a.G);
   // calls of <= 2 queries (decode) may spread each query over up to 4x the CTAs, down to one 128-key tile each
   // (launch_geometry.hpp sizes their partials), where those CTAs still fit one wave: a 64K-key decode step's 4 LSE and
@@ -801,7 +834,8 @@ void select_blocks(const SelectArgs& a, Stream s) {
   // of 2 queries takes follows its sub-chunk's keys: split into 1-query sub-chunks (a workspace of one query), the
   // first query may take another LSE split width, so other fp32 sums, than in one sub-chunk of 2.
   const bool few = a.T <= kSelectFineRows;
-  const bool wg = a.engine == SelectArgs::Engine::wgmma || (a.engine == SelectArgs::Engine::automatic && !few && wgmma_available());
+  const bool wg =
+      a.engine == SelectArgs::Engine::wgmma || (a.engine == SelectArgs::Engine::automatic && !few && wgmma_available());
   ARG_CHECK(!wg || wgmma_available(), op, "engine wgmma needs an sm_90a build on a compute capability 9.0 GPU");
   // automatic: the finest grid whose CTAs are all resident at once (kSelectCtasPerSm an SM, as the launch bounds and
   // shared memory allow), since past one wave a finer CTA pays the same fixed latencies for less work: whether a
@@ -855,8 +889,9 @@ void select_blocks(const SelectArgs& a, Stream s) {
                               kCombineRows * 32, 0, s, ch, kernel2, stride2, split_w, L.nsplit, part, lse),
                    [&] { return at("lse_combine"); });
       const LseSource src{fused ? nullptr : lse, part, kernel2, stride2, split_w, L.nsplit};
-      const int pool_blocks =
-          fine((nbc + kPoolBlocksFine - 1) / kPoolBlocksFine) ? kPoolBlocksFine : wg_score ? kWgPoolBlocks : kPoolBlocks;
+      const int pool_blocks = fine((nbc + kPoolBlocksFine - 1) / kPoolBlocksFine) ? kPoolBlocksFine
+                              : wg_score                                          ? kWgPoolBlocks
+                                                                                  : kPoolBlocks;
       const dim3 grid(qtiles, unsigned((nbc + pool_blocks - 1) / pool_blocks), unsigned(a.G));
       CUDA_CHECK(wg_score ? launch_score_pool_wg(ch, k1, a.k1_cap, n1c, a.kernel, a.stride, a.block, pool_blocks, lse,
                                                  pooled, L.nbs, s)
@@ -877,8 +912,13 @@ namespace salasim::gpu::detail {
 
 void topk_for_test(const TopkArgs& a, Stream s) {
   const auto op = [&] {
-    return op_desc("topk_for_test", {{"T", a.T}, {"pos0", a.pos0}, {"G", a.G}, {"nbs", a.nbs}, {"block", a.block},
-                                     {"k_sel", a.k_sel}, {"n_blocks", a.n_blocks}});
+    return op_desc("topk_for_test", {{"T", a.T},
+                                     {"pos0", a.pos0},
+                                     {"G", a.G},
+                                     {"nbs", a.nbs},
+                                     {"block", a.block},
+                                     {"k_sel", a.k_sel},
+                                     {"n_blocks", a.n_blocks}});
   };
   ARG_CHECK(a.T > 0 && a.pos0 >= 0 && a.G > 0 && a.G <= 65535 && a.T <= 0x7fffffff && a.block > 0, op,
             "T, G, block must be positive (T, G within a grid) and pos0 >= 0");

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "gpu/tensor_map.hpp"
+
 namespace salasim::gpu {
 
 constexpr int kHd = 128;   // head dim the selection kernels are built for
@@ -50,16 +52,13 @@ __device__ inline void pool_to_blocks(const Chunk& ch, const uint16_t* wsc, int 
 // Blocks a score_pool_wg CTA scores in prefill: 4 * 255 + 1 windows, 8 tiles of 128 (score_pool's 127 are 4).
 constexpr int kWgPoolBlocks = 255;
 
-// Whether this build and this device run the wgmma kernels (an sm_90a build on a compute capability 9.0 GPU).
-bool wgmma_available();
-
 // The wgmma forms of lse_partial and score_pool (select_blocks.cu steps 1 and 3): the same outputs from the same
 // arguments (pool_blocks: kWgPoolBlocks, or decode's 31), in other fp32 summation orders; 16 queries a CTA, each CTA
 // two LSE splits or pool_blocks blocks.
 cudaError_t launch_lse_partial_wg(const Chunk& ch, const __nv_bfloat16* k2, int64_t k2_cap, int64_t n2c, int kernel2,
                                   int stride2, int split_w, int64_t nsplit, float2* part, Stream s);
 cudaError_t launch_score_pool_wg(const Chunk& ch, const __nv_bfloat16* k1, int64_t k1_cap, int64_t n1c, int kernel,
-                                 int stride, int block, int pool_blocks, const float* lse, uint16_t* pooled, int64_t nbs,
-                                 Stream s);
+                                 int stride, int block, int pool_blocks, const float* lse, uint16_t* pooled,
+                                 int64_t nbs, Stream s);
 
 }  // namespace salasim::gpu

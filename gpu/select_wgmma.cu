@@ -29,6 +29,7 @@
 #include "gpu/pdl.cuh"
 #include "gpu/select_chunk.cuh"
 #include "gpu/hopper.cuh"
+#include "gpu/tensor_map.hpp"
 #include "model/windows.hpp"
 
 namespace salasim::gpu {
@@ -37,27 +38,27 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kGroups = 4;            // warpgroups per CTA
+constexpr int kGroups = 4;  // warpgroups per CTA
 constexpr int kThreads = 128 * kGroups;
 static_assert(kQT == 4 * kGroups, "one query per warp");
-constexpr int kTile = 128;            // windows per tile: the N of one m64n128k16
+constexpr int kTile = 128;  // windows per tile: the N of one m64n128k16
 constexpr int kStages = 4;
 constexpr int kWarpsCta = kThreads / 32;
-constexpr uint32_t kHalfBytes = kTile * 128;           // one K-half of a tile: 128 rows of 64 bf16, 16 KB
-constexpr uint32_t kTileBytes = 2 * kHalfBytes;        // 32 KB
-constexpr int kPoolWindows = 8 * kTile;                // score_pool_wg's windows a CTA: 4 * 255 + 1 <= 1024
-constexpr int kLseSplits = 2;                          // LSE splits a CTA (2 x 512 windows: 8 tiles)
+constexpr uint32_t kHalfBytes = kTile * 128;     // one K-half of a tile: 128 rows of 64 bf16, 16 KB
+constexpr uint32_t kTileBytes = 2 * kHalfBytes;  // 32 KB
+constexpr int kPoolWindows = 8 * kTile;          // score_pool_wg's windows a CTA: 4 * 255 + 1 <= 1024
+constexpr int kLseSplits = 2;                    // LSE splits a CTA (2 x 512 windows: 8 tiles)
 constexpr size_t kRingBytes = size_t(kStages) * kTileBytes;
-constexpr size_t kSmem = 1024 + kRingBytes;                            // + slack to align the ring to 1024 B
-constexpr size_t kPoolSmem = kSmem + size_t(kQT) * kPoolWindows * 2;   // + bf16 window scores: 164,864 B
+constexpr size_t kSmem = 1024 + kRingBytes;                           // + slack to align the ring to 1024 B
+constexpr size_t kPoolSmem = kSmem + size_t(kQT) * kPoolWindows * 2;  // + bf16 window scores: 164,864 B
 
 // The warp's query (16 heads of kv group g) as A fragments, straight from global memory: qa[ks] is k-step ks
 // (dims 16 ks ..), rows g = lane / 4 (head g) and g + 8; zeros past the sub-chunk.
 __device__ void load_query_frags(const Chunk& ch, int64_t tl, int grp, int lane, uint32_t (&qa)[8][4]) {
   const int gr = lane >> 2, c = lane & 3;
   const bool ok = tl < ch.nq;
-  const uint32_t* r0 = reinterpret_cast<const uint32_t*>(ch.q + (ch.t0 + (ok ? tl : 0)) * ch.ldq +
-                                                        (int64_t(grp) * kRows + gr) * kHd);
+  const uint32_t* r0 =
+      reinterpret_cast<const uint32_t*>(ch.q + (ch.t0 + (ok ? tl : 0)) * ch.ldq + (int64_t(grp) * kRows + gr) * kHd);
   const uint32_t* r1 = r0 + 8 * kHd / 2;  // head gr + 8
 #pragma unroll
   for (int ks = 0; ks < 8; ++ks) {
@@ -176,9 +177,9 @@ __device__ WarpLimits warp_limits(const Chunk& ch, int64_t tq0, int warp, int64_
 // As lse_partial_kernel (select_blocks.cu): part [nq, H, nsplit] (max, sum) of exp2 over each split's windows the
 // query sees. A CTA takes kLseSplits consecutive splits of split_w windows (a multiple of 128), blockIdx.y kLseSplits
 // apart, so that its fixed costs (the queries, the first tile's latency) spread over more tiles.
-__global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __grid_constant__ CUtensorMap k2map, Chunk ch,
-                                                                     int64_t n2c, int kernel2, int stride2, int split_w,
-                                                                     int64_t nsplit, float2* __restrict__ part) {
+__global__ void __launch_bounds__(kThreads, 1)
+    lse_partial_wg_kernel(const __grid_constant__ CUtensorMap k2map, Chunk ch, int64_t n2c, int kernel2, int stride2,
+                          int split_w, int64_t nsplit, float2* __restrict__ part) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* ring = aligned_ring(smem);
@@ -191,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __gri
   uint32_t qa[8][4];
   load_query_frags(ch, tl, grp, lane, qa);
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // heads gr, gr + 8
-  auto epi = [&](int kt, const float (&d)[64]) {
+  auto epi = [&](int kt, const float(&d)[64]) {
     const int local = kt * kTile;  // window e_begin + local + n is column n of the tile
     // windows the query does not see read as -inf (exp2 0), tested only in the tile where its windows end; the
     // accumulators themselves stay untouched (ptxas serializes products whose registers are written in between)
@@ -218,10 +219,8 @@ __global__ void __launch_bounds__(kThreads, 1) lse_partial_wg_kernel(const __gri
         l[r] += sum[0] + sum[1];
       }
     };
-    if (local + kTile <= wl.lim)
-      body(std::false_type{});
-    else
-      body(std::true_type{});
+    if (local + kTile <= wl.lim) body(std::false_type{});
+    else body(std::true_type{});
   };
   auto done = [&](int kt) {
     if ((kt + 1) % tiles_per_split != 0 && kt + 1 != n_tiles) return;
@@ -257,10 +256,10 @@ __device__ __forceinline__ void halve(const float (&v)[2 * N][2], float (&kept)[
 
 // As score_pool_kernel (select_blocks.cu): pooled [nq, G, nbs] 16-bit keys of blocks b0 .. b0 + pool_blocks - 1
 // (4 pool_blocks + 1 <= kPoolWindows).
-__global__ void __launch_bounds__(kThreads, 1) score_pool_wg_kernel(const __grid_constant__ CUtensorMap k1map, Chunk ch,
-                                                                    int64_t n1c, int kernel, int stride, int block,
-                                                                    int pool_blocks, const float* __restrict__ lse,
-                                                                    uint16_t* __restrict__ pooled, int64_t nbs) {
+__global__ void __launch_bounds__(kThreads, 1)
+    score_pool_wg_kernel(const __grid_constant__ CUtensorMap k1map, Chunk ch, int64_t n1c, int kernel, int stride,
+                         int block, int pool_blocks, const float* __restrict__ lse, uint16_t* __restrict__ pooled,
+                         int64_t nbs) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* ring = aligned_ring(smem);
@@ -279,7 +278,7 @@ __global__ void __launch_bounds__(kThreads, 1) score_pool_wg_kernel(const __grid
   const bool b0bit = (lane >> 2) & 1, b1bit = (lane >> 3) & 1, b2bit = (lane >> 4) & 1;
   const int jsel = 8 * b0bit + 4 * b1bit + 2 * b2bit;  // the column groups jsel, jsel + 1 this lane ends with
   uint16_t* wq = wsc + warp * kPoolWindows;
-  auto epi = [&](int kt, const float (&d)[64]) {
+  auto epi = [&](int kt, const float(&d)[64]) {
     float v[16][2];  // column group j (windows 128 kt + 8 j + 2 c + e): heads gr and gr + 8
 #pragma unroll
     for (int j = 0; j < 16; ++j)
@@ -324,37 +323,6 @@ __device__ const int kBuiltWgmma = 1;
 __device__ const int kBuiltWgmma = 0;
 #endif
 
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda), looked up once.
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-EncodeTiled encode_tiled() {
-  static const EncodeTiled fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<EncodeTiled>(p);
-  }();
-  return fn;
-}
-
-// The map of compressed keys ck [G, cap, hd] bf16 whose first `rows` rows per kv head exist: boxes of 64 dims x 128
-// rows x 1 head, 128-byte swizzle; rows at or past `rows` (and negative ones) read as zeros, as the mma.sync kernels'
-// zero-filled copies.
-cudaError_t key_map(CUtensorMap* map, const bf16* ck, int64_t cap, int64_t rows, int G) {
-  const EncodeTiled enc = encode_tiled();
-  if (!enc) return cudaErrorNotSupported;
-  const cuuint64_t dims[3] = {cuuint64_t(kHd), cuuint64_t(std::max<int64_t>(rows, 1)), cuuint64_t(G)};
-  const cuuint64_t strides[2] = {cuuint64_t(kHd) * 2, cuuint64_t(cap) * kHd * 2};  // bytes, dims 1 and 2
-  const cuuint32_t box[3] = {64, kTile, 1}, unit[3] = {1, 1, 1};
-  const CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<bf16*>(ck), dims, strides, box, unit,
-                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
-}
-
 }  // namespace
 
 bool wgmma_available() {
@@ -364,7 +332,7 @@ bool wgmma_available() {
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
       return false;
-    if (major != 9 || minor != 0 || !encode_tiled()) return false;
+    if (major != 9 || minor != 0 || !tensor_maps_available()) return false;
     if (cudaMemcpyFromSymbol(&built, kBuiltWgmma, sizeof built) != cudaSuccess) {
       (void)cudaGetLastError();  // no image for this device: not available, and no sticky error left behind
       return false;
@@ -374,12 +342,12 @@ bool wgmma_available() {
   return ok;
 }
 
-cudaError_t launch_lse_partial_wg(const Chunk& ch, const bf16* k2, int64_t k2_cap, int64_t n2c, int kernel2, int stride2,
-                                  int split_w, int64_t nsplit, float2* part, Stream s) {
+cudaError_t launch_lse_partial_wg(const Chunk& ch, const bf16* k2, int64_t k2_cap, int64_t n2c, int kernel2,
+                                  int stride2, int split_w, int64_t nsplit, float2* part, Stream s) {
   if (split_w % kTile != 0) return cudaErrorInvalidValue;
   if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
   CUtensorMap map;
-  if (const cudaError_t e = key_map(&map, k2, k2_cap, n2c, ch.G); e != cudaSuccess) return e;
+  if (const cudaError_t e = bf16_rows_map(&map, k2, k2_cap, n2c, ch.G, kTile); e != cudaSuccess) return e;
   const int64_t splits = (n2c + split_w - 1) / split_w;
   const dim3 grid(unsigned((ch.nq + kQT - 1) / kQT), unsigned((splits + kLseSplits - 1) / kLseSplits), unsigned(ch.G));
   return launch_pdl(lse_partial_wg_kernel, grid, kThreads, kSmem, s, map, ch, n2c, kernel2, stride2, split_w, nsplit,
@@ -392,7 +360,7 @@ cudaError_t launch_score_pool_wg(const Chunk& ch, const bf16* k1, int64_t k1_cap
   if (4 * pool_blocks + 1 > kPoolWindows) return cudaErrorInvalidValue;
   if (const cudaError_t e = set_attrs(); e != cudaSuccess) return e;
   CUtensorMap map;
-  if (const cudaError_t e = key_map(&map, k1, k1_cap, n1c, ch.G); e != cudaSuccess) return e;
+  if (const cudaError_t e = bf16_rows_map(&map, k1, k1_cap, n1c, ch.G, kTile); e != cudaSuccess) return e;
   const int64_t nbc = (ch.pos0 + ch.t0 + ch.nq - 1) / block + 1;
   const dim3 grid(unsigned((ch.nq + kQT - 1) / kQT), unsigned((nbc + pool_blocks - 1) / pool_blocks), unsigned(ch.G));
   return launch_pdl(score_pool_wg_kernel, grid, kThreads, kPoolSmem, s, map, ch, n1c, kernel, stride, block,

@@ -1,10 +1,7 @@
-// The one way SelectArgs and AttnArgs are filled, for every caller: `salasim op --backend gpu`
+// The one way SelectArgs and AttnArgs are filled, for every caller: the runner, `salasim op --backend gpu`
 // (scenarios/op_gpu.cpp), the op cases of the benchmarks and GPU tests (bench/op_cases.cpp) and the kernels' own
 // tests. Each starts from a sparse layer's rules (model/sparse_rules.hpp, the struct the reference takes) and its
 // tensors on the device; the builders set the structs' fields from them, so no caller writes a field list of its own.
-// The runner (gpu/runner.cpp) still fills its own: moving it onto these builders changes what the GPU path compiles,
-// so it lands with the goldens re-recorded on a GPU (the branch `integ` has it; issue 34). Header-only so that until
-// then no GPU translation unit includes it and the golden hash is the goldens'.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -41,31 +38,11 @@ struct Scratch {
 
 // blocks: out [T, G, k_sel]; scores: out [T, G, n_blocks], or nullptr when not asked for. Engine and geometry stay
 // automatic (a caller comparing them sets them after).
-inline SelectArgs select_args(const SparseRules& r, const QueryRows& q, const SparseCache& c, int32_t* blocks,
-                              float* scores, int64_t n_blocks, Scratch ws) {
-  SelectArgs a;
-  a.q = q.q, a.ldq = q.ldq, a.T = q.T, a.pos0 = q.pos0;
-  a.k1 = c.K1, a.k1_cap = c.cap1, a.k2 = c.K2, a.k2_cap = c.cap2;
-  a.H = r.heads, a.G = r.groups, a.hd = r.hd, a.tau = float(r.tau);
-  a.kernel = r.kernel, a.stride = r.stride, a.block = r.block;
-  a.init_blocks = r.init_blocks, a.local_blocks = r.local_blocks, a.k_sel = r.k_sel;
-  a.blocks = blocks, a.scores = scores, a.n_blocks = n_blocks;
-  a.workspace = ws.p, a.workspace_bytes = ws.bytes;
-  return a;
-}
-
+SelectArgs select_args(const SparseRules& r, const QueryRows& q, const SparseCache& c, int32_t* blocks, float* scores,
+                       int64_t n_blocks, Scratch ws);
 // blocks: [T, G, r.k_sel] selected blocks, or nullptr for dense attention over every causal block; out: [T, H*hd],
 // row stride ldo.
-inline AttnArgs attn_args(const SparseRules& r, const QueryRows& q, const SparseCache& c, const int32_t* blocks,
-                          bf16_t* out, int64_t ldo, Scratch ws) {
-  AttnArgs a;
-  a.q = q.q, a.ldq = q.ldq, a.T = q.T, a.pos0 = q.pos0;
-  a.K = c.K, a.V = c.V, a.cap = c.cap;
-  a.H = r.heads, a.G = r.groups, a.hd = r.hd, a.tau = float(r.tau), a.block = r.block;
-  a.blocks = blocks, a.k_sel = r.k_sel;
-  a.out = out, a.ldo = ldo;
-  a.workspace = ws.p, a.workspace_bytes = ws.bytes;
-  return a;
-}
+AttnArgs attn_args(const SparseRules& r, const QueryRows& q, const SparseCache& c, const int32_t* blocks, bf16_t* out,
+                   int64_t ldo, Scratch ws);
 
 }  // namespace salasim::gpu

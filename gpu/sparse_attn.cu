@@ -1,17 +1,20 @@
 // sparse_attn / dense_attn on the GPU (docs/spec.md §4.5, §4.1): each query's 16 heads of one kv group attend to the
 // keys j <= p of its selected 64-token blocks (dense: every block b <= p/64) with an fp32 online softmax.
 //
-// Prefill (T > kAttnSplitMaxT): tile_kernel, grid (ceil(T/4), G), 4 warps, one query per warp, 2 CTAs per SM. The 4
-// consecutive queries of a tile share most blocks (the 33 local ones and block 0 always; a real model's picks are correlated),
-// so the CTA walks the ascending union of their selections once: each union block's K and V (2 x 64 x 128 bf16)
-// come to shared memory once for the 4 queries, by cp.async, two blocks in flight while one is used. A
-// warp whose query did not select the block skips it. Per block and query (m16n8k16, bf16 in, fp32 accumulate):
+// Prefill (T > kAttnSplitMaxT): a CTA takes consecutive queries, one warp each, and walks the ascending union of
+// their selections once (the 33 local blocks and block 0 are always shared; a trained model's other picks are
+// correlated, synthetic weights' nearly disjoint), so each union block's K and V (2 x 64 x 128 bf16) come to shared
+// memory once for all of them. A warp whose query did not select the block skips it. Per block and query
+// (attend_block, m16n8k16, bf16 in, fp32 accumulate):
 //   S = Q K_b^T (16 heads x 64 keys, 64 mma), causal mask on the query's own block, online softmax in log2 units,
 //   P = P_hi + P_lo straight from the S accumulators (a P in bf16 alone would add a rounding the size of the
 //   output's own), O += P V_b (16 x 128, 128 mma). O stays in registers; O / l rounded once to bf16.
-// The union is built in shared memory as a bitmap over the blocks up to the tile's last query (4 KiB at 2M keys).
-// Cost: 786K FLOP per (query, group, block). What bounds it is bytes: with selections that neighbouring queries
-// do not share (random synthetic weights), each query's 62 chosen blocks are 2 MiB of K/V per group from HBM.
+// Two kernels do this with the same arithmetic in the same order (AttnArgs::Engine): ring_kernel on Hopper (8
+// queries, the tensor copy engine filling a ring of 6 stages, warps at their own pace) and tile_kernel elsewhere (4
+// queries, cp.async, 3 stages, a CTA barrier a block). The union is a bitmap in shared memory over the blocks up to
+// the CTA's last query (4 KiB at 2M keys). Cost: 786K FLOP per (query, group, block). What bounds it with disjoint
+// selections is bytes: each query's 62 chosen blocks are 2 MiB of K/V per group from HBM, whatever the kernel
+// (docs/performance.md, "Sparse attention: what bounds it").
 //
 // Decode (T <= kAttnSplitMaxT): split_kernel, grid (T, G, splits of kAttnSplitSlots = 2 block slots), 4 warps: both
 // blocks of the split come to shared memory at once (the query already in registers, loaded before pdl_wait), warp w
@@ -25,12 +28,16 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "gpu/check.cuh"
 #include "gpu/pdl.cuh"
 #include "gpu/mma.cuh"
 #include "gpu/sparse_attn.hpp"
 #include "gpu/launch_geometry.hpp"
+#include "gpu/hopper.cuh"
+#include "gpu/tensor_map.hpp"
 
 namespace salasim::gpu {
 
@@ -38,10 +45,10 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kHd = 128;     // head dim the kernels are built for
-constexpr int kRows = 16;    // query heads per kv group (H / G): one m16 tile
-constexpr int kBlock = 64;   // keys per selection block
-constexpr int kQ = 4;        // queries per prefill tile, one per warp (2 CTAs per SM overlap their block rounds)
+constexpr int kHd = 128;    // head dim the kernels are built for
+constexpr int kRows = 16;   // query heads per kv group (H / G): one m16 tile
+constexpr int kBlock = 64;  // keys per selection block
+constexpr int kQ = 4;       // queries per prefill tile, one per warp (2 CTAs per SM overlap their block rounds)
 constexpr int kThreads = kQ * 32;
 constexpr int kMaxSel = 128;  // k_sel limit: 4 list entries per lane
 constexpr int kLd = kHd + 8;  // bf16 row stride of the K/V tiles (272 B: ldmatrix rows in distinct bank groups)
@@ -61,10 +68,39 @@ __device__ void load_block(bf16* tile, const bf16* src, int64_t j0, int valid, i
   }
 }
 
+// The B operands of attend_block: keys key .. key + 15 of the K tile at dims 16 ks .. (S = Q K^T, non-transposed
+// ldmatrix), and of the V tile at dims 16 dp .. (O += P V, transposed).
+struct Padded {  // [64][kLd] tiles
+  static __device__ const bf16* k(const bf16* Ks, int key, int ks, int lane) {
+    return mma::frag_b_nk_addr(Ks + key * kLd + 16 * ks, kLd, lane);
+  }
+  static __device__ const bf16* v(const bf16* Vs, int key, int dp, int lane) {
+    return mma::frag_b_kn_addr(Vs + key * kLd + 16 * dp, kLd, lane);
+  }
+};
+// Tiles as two boxes of 64 keys x 64 dims (dims 0..63, then 64..127), rows of 128 B whose 16-byte piece j lies at
+// j ^ (row % 8) (gpu/tensor_map.hpp): a lane's row n and piece j as in mma.cuh's frag_b_nk_addr / frag_b_kn_addr,
+// moved by the swizzle, so the 8 rows of each 8x8 matrix fall in 8 different bank groups.
+struct Swizzled {
+  static constexpr int kBoxElems = kBlock * 64;
+  static __device__ const bf16* at(const bf16* tile, int n, int dim) {  // dim a multiple of 8
+    const int j = (dim & 63) >> 3;
+    return tile + (dim >> 6) * kBoxElems + n * 64 + ((j ^ (n & 7)) << 3);
+  }
+  static __device__ const bf16* k(const bf16* Ks, int key, int ks, int lane) {
+    return at(Ks, key + (lane & 7) + 8 * (lane >> 4), 16 * ks + 8 * ((lane >> 3) & 1));
+  }
+  static __device__ const bf16* v(const bf16* Vs, int key, int dp, int lane) {
+    return at(Vs, key + (lane & 7) + 8 * ((lane >> 3) & 1), 16 * dp + 8 * (lane >> 4));
+  }
+};
+
 // One query's 16 heads against one 64-key block: the online softmax state (row max m and sum l of rows g and g+8,
 // log2 units) and O (16 x 128) in the accumulators of mma tiles. key_lo .. key_hi-1 are the block's columns this
 // warp owns (all 64, or 16 in the split kernel); columns >= valid are masked.
-template <int NT>  // key n-tiles of 8 the warp owns: 8 (64 keys) or 2 (16 keys)
+// Layout: where the K and V tiles' ldmatrix rows are (Padded: the cp.async tiles, rows kLd apart; Swizzled: the
+// tensor copy engine's 128-byte-swizzled boxes). The arithmetic is the same for both, so are the bits.
+template <int NT, class Layout>  // key n-tiles of 8 the warp owns: 8 (64 keys) or 2 (16 keys)
 __device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const bf16* Vs, int key0, int valid,
                              float sc_log2, float (&m)[2], float (&l)[2], float (&o)[16][4], int lane) {
   const int c4 = lane & 3;
@@ -76,7 +112,7 @@ __device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const b
 #pragma unroll
     for (int np = 0; np < NT / 2; ++np) {
       uint32_t b[4];
-      mma::ldmatrix_x4(b, mma::frag_b_nk_addr(Ks + (key0 + 16 * np) * kLd + 16 * ks, kLd, lane));
+      mma::ldmatrix_x4(b, Layout::k(Ks, key0 + 16 * np, ks, lane));
       mma::mma16816(s[2 * np], qa[ks], b[0], b[1]);
       mma::mma16816(s[2 * np + 1], qa[ks], b[2], b[3]);
     }
@@ -96,7 +132,7 @@ __device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const b
     bmax[r] = fmaxf(bmax[r], __shfl_xor_sync(0xffffffffu, bmax[r], 2));
     const float mn = fmaxf(m[r], bmax[r]);
     mref[r] = mn == -INFINITY ? 0.f : mn;  // no valid key yet: exp2 must see -inf - 0, never -inf - -inf
-    alpha[r] = exp2f(m[r] - mref[r]);       // 0 on the first valid block (m = -inf)
+    alpha[r] = exp2f(m[r] - mref[r]);      // 0 on the first valid block (m = -inf)
     m[r] = mn;
   }
 #pragma unroll
@@ -114,7 +150,7 @@ __device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const b
   }
 #pragma unroll
   for (int j = 0; j < 16; ++j) o[j][0] *= alpha[0], o[j][1] *= alpha[0], o[j][2] *= alpha[1], o[j][3] *= alpha[1];
-  // O += P V: k-steps of 16 keys; the S accumulators of n-tiles 2kk, 2kk+1 are P's A fragment of k-step kk
+    // O += P V: k-steps of 16 keys; the S accumulators of n-tiles 2kk, 2kk+1 are P's A fragment of k-step kk
 #pragma unroll
   for (int kk = 0; kk < NT / 2; ++kk) {
     uint32_t ph[4], pl[4];
@@ -125,7 +161,7 @@ __device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const b
 #pragma unroll
     for (int dp = 0; dp < 8; ++dp) {  // dims 16 dp .. 16 dp + 15: output n-tiles 2dp, 2dp+1
       uint32_t b[4];
-      mma::ldmatrix_x4_trans(b, mma::frag_b_kn_addr(Vs + (key0 + 16 * kk) * kLd + 16 * dp, kLd, lane));
+      mma::ldmatrix_x4_trans(b, Layout::v(Vs, key0 + 16 * kk, dp, lane));
       mma::mma16816(o[2 * dp], ph, b[0], b[1]);
       mma::mma16816(o[2 * dp], pl, b[0], b[1]);
       mma::mma16816(o[2 * dp + 1], ph, b[2], b[3]);
@@ -146,22 +182,95 @@ __device__ void load_q(uint32_t (&qa)[8][4], const bf16* q, bf16* stage, int lan
   __syncwarp();
 }
 
+// The warp's query's selection, 4 slots a lane: ids outside [0, qb] (and every slot of an inactive warp) as -1.
+__device__ void load_selection(int32_t (&sel)[kMaxSel / 32], const int32_t* blocks, int64_t t, int G, int grp,
+                               int k_sel, int64_t qb, bool active, int lane) {
+#pragma unroll
+  for (int i = 0; i < kMaxSel / 32; ++i) {
+    const int slot = lane + 32 * i;
+    int32_t b = -1;
+    if (blocks && active && slot < k_sel) b = blocks[(t * G + grp) * k_sel + slot];
+    sel[i] = b >= 0 && b <= qb ? b : -1;  // an id outside [0, qb] holds no key j <= p
+  }
+}
+
+// Whether the warp's query selected block b (warp-uniform).
+__device__ bool selected(const int32_t (&sel)[kMaxSel / 32], int64_t b) {
+  bool hit = false;
+#pragma unroll
+  for (int i = 0; i < kMaxSel / 32; ++i) hit |= sel[i] == b;
+  return __any_sync(0xffffffffu, hit);
+}
+
+// The union of the CTA's selections, ascending, into ulist (its size returned to every thread): a bitmap of nbw words
+// over the blocks, then its set bits in order, through a scan over the CTA's kWarps warps. Every thread calls it.
+template <int kWarps>
+__device__ int build_union(const int32_t (&sel)[kMaxSel / 32], uint32_t* bitmap, int nbw, int32_t* ulist) {
+  __shared__ int n_union;
+  __shared__ int scan_part[kWarps];
+  constexpr int kThreadsU = 32 * kWarps;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int i = threadIdx.x; i < nbw; i += kThreadsU) bitmap[i] = 0u;
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kMaxSel / 32; ++i)
+    if (sel[i] >= 0) atomicOr(&bitmap[sel[i] >> 5], 1u << (sel[i] & 31));
+  __syncthreads();
+  const int per = (nbw + kThreadsU - 1) / kThreadsU, w0 = threadIdx.x * per;
+  int cnt = 0;
+  for (int i = w0; i < w0 + per && i < nbw; ++i) cnt += __popc(bitmap[i]);
+  int x = cnt;  // inclusive warp scan, then across warps
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, x, o);
+    if (lane >= o) x += y;
+  }
+  if (lane == 31) scan_part[warp] = x;
+  __syncthreads();
+  int before = x - cnt;
+  for (int w = 0; w < warp; ++w) before += scan_part[w];
+  if (threadIdx.x == kThreadsU - 1) n_union = before + cnt;
+  for (int i = w0; i < w0 + per && i < nbw; ++i)
+    for (uint32_t bits = bitmap[i]; bits; bits &= bits - 1) ulist[before++] = 32 * i + __ffs(int(bits)) - 1;
+  __syncthreads();
+  return n_union;
+}
+
+// A tile's share of AttnArgs::tile_stats: its union's size, one tile, its queries ([1], the blocks each query
+// attended to, is added by the query's warp).
+__device__ void add_tile_stats(unsigned long long* stats, int nu, int64_t queries) {
+  atomicAdd(&stats[0], (unsigned long long)nu);
+  atomicAdd(&stats[2], 1ull);
+  atomicAdd(&stats[3], (unsigned long long)queries);
+}
+
+// out row t's 16 heads of group grp = O / l, one bf16 rounding; a row that saw no key is written as 0, not NaN.
+__device__ void write_rows(bf16* out, int64_t ldo, int64_t t, int grp, const float (&o)[16][4], const float (&l)[2],
+                           int lane) {
+  const int g = lane >> 2, c4 = lane & 3;
+  const float inv0 = l[0] > 0.f ? 1.f / l[0] : 0.f, inv1 = l[1] > 0.f ? 1.f / l[1] : 0.f;
+  bf16* orow = out + t * ldo + int64_t(grp) * kRows * kHd;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int col = 8 * j + 2 * c4;
+    *reinterpret_cast<uint32_t*>(orow + g * kHd + col) = mma::pack_bf16(o[j][0] * inv0, o[j][1] * inv0);
+    *reinterpret_cast<uint32_t*>(orow + (g + 8) * kHd + col) = mma::pack_bf16(o[j][2] * inv1, o[j][3] * inv1);
+  }
+}
+
 // q: [T, H*hd] (row stride ldq); K, V: [G, cap, hd]; blocks: [T, G, k_sel] or nullptr (dense);
 // out: [T, H*hd] (row stride ldo). Grid (ceil(T/kQ), G), kThreads threads; dynamic smem: the K/V stages, the
 // bitmap words and the union list.
-__global__ void __launch_bounds__(kThreads, 2) tile_kernel(const bf16* __restrict__ q, int64_t ldq, int64_t T,
-                                                          int64_t pos0, const bf16* __restrict__ K,
-                                                          const bf16* __restrict__ V, int64_t cap, int G,
-                                                          float sc_log2, const int32_t* __restrict__ blocks, int k_sel,
-                                                          int nbw, bf16* __restrict__ out, int64_t ldo) {
+__global__ void __launch_bounds__(kThreads, 2)
+    tile_kernel(const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, const bf16* __restrict__ K,
+                const bf16* __restrict__ V, int64_t cap, int G, float sc_log2, const int32_t* __restrict__ blocks,
+                int k_sel, int nbw, bf16* __restrict__ out, int64_t ldo, unsigned long long* __restrict__ stats) {
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* kv = reinterpret_cast<bf16*>(smem);  // stage st: K at tile 2st, V at tile 2st+1
   uint32_t* bitmap = reinterpret_cast<uint32_t*>(smem + 2 * kStages * kTile * 2);  // [nbw] union of the tile's blocks
-  int32_t* ulist = reinterpret_cast<int32_t*>(bitmap + nbw);        // [kQ * kMaxSel] union, ascending
-  __shared__ int n_union;
-  __shared__ int scan_part[kQ];
+  int32_t* ulist = reinterpret_cast<int32_t*>(bitmap + nbw);                       // [kQ * kMaxSel] union, ascending
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, c4 = lane & 3;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = blockIdx.y;
   const int64_t t = int64_t(blockIdx.x) * kQ + warp;
   const bool active = t < T;
@@ -176,50 +285,18 @@ __global__ void __launch_bounds__(kThreads, 2) tile_kernel(const bf16* __restric
   uint32_t qa[8][4];
   if (active) load_q(qa, q + t * ldq + int64_t(grp) * kRows * kHd, kv + 2 * kTile + warp * kRows * kLd, lane);
   int32_t sel[kMaxSel / 32];
-#pragma unroll
-  for (int i = 0; i < kMaxSel / 32; ++i) {
-    const int slot = lane + 32 * i;
-    int32_t b = -1;
-    if (blocks && active && slot < k_sel) b = blocks[(t * G + grp) * k_sel + slot];
-    sel[i] = b >= 0 && b <= qb ? b : -1;  // an id outside [0, qb] holds no key j <= p
-  }
-  // the union: bitmap over blocks 0 .. qb_last, then its set bits in ascending order
-  int nu;
-  if (blocks) {
-    for (int i = threadIdx.x; i < nbw; i += kThreads) bitmap[i] = 0u;
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < kMaxSel / 32; ++i)
-      if (sel[i] >= 0) atomicOr(&bitmap[sel[i] >> 5], 1u << (sel[i] & 31));
-    __syncthreads();
-    const int per = (nbw + kThreads - 1) / kThreads, w0 = threadIdx.x * per;
-    int cnt = 0;
-    for (int i = w0; i < w0 + per && i < nbw; ++i) cnt += __popc(bitmap[i]);
-    int x = cnt;  // inclusive warp scan, then across warps
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int y = __shfl_up_sync(0xffffffffu, x, o);
-      if (lane >= o) x += y;
-    }
-    if (lane == 31) scan_part[warp] = x;
-    __syncthreads();
-    int before = x - cnt;
-    for (int w = 0; w < warp; ++w) before += scan_part[w];
-    if (threadIdx.x == kThreads - 1) n_union = before + cnt;
-    for (int i = w0; i < w0 + per && i < nbw; ++i)
-      for (uint32_t bits = bitmap[i]; bits; bits &= bits - 1) ulist[before++] = 32 * i + __ffs(int(bits)) - 1;
-    __syncthreads();
-    nu = n_union;
-  } else {
-    nu = int(qb_last + 1);  // dense: blocks 0 .. qb_last
-  }
+  load_selection(sel, blocks, t, G, grp, k_sel, qb, active, lane);
+  // the union: bitmap over blocks 0 .. qb_last, then its set bits in ascending order (dense: blocks 0 .. qb_last)
+  const int nu = blocks ? build_union<kQ>(sel, bitmap, nbw, ulist) : int(qb_last + 1);
   __syncthreads();  // the Q staging area (second stage) is free
+  if (stats && blocks && threadIdx.x == 0) add_tile_stats(stats, nu, t_last - int64_t(blockIdx.x) * kQ + 1);
 
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   float o[16][4];
 #pragma unroll
   for (int j = 0; j < 16; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
 
+  int attended = 0;
   auto block_of = [&](int u) -> int64_t { return blocks ? int64_t(ulist[u]) : int64_t(u); };
   auto issue = [&](int u, int st) {
     const int64_t j0 = block_of(u) * kBlock;
@@ -239,38 +316,138 @@ __global__ void __launch_bounds__(kThreads, 2) tile_kernel(const bf16* __restric
     if (u + 2 < nu) issue(u + 2, (u + 2) % kStages);
     mma::cp_async_commit();
     const int64_t b = block_of(u);
-    bool mine = active && b <= qb;
-    if (blocks) {
-      bool hit = false;
-#pragma unroll
-      for (int i = 0; i < kMaxSel / 32; ++i) hit |= sel[i] == b;
-      mine = __any_sync(0xffffffffu, hit) && active;
-    }
+    const bool mine = (blocks ? selected(sel, b) : b <= qb) && active;
     if (mine) {
       const int valid = int(std::min<int64_t>(kBlock, p - b * kBlock + 1));  // keys b*64 .. p of this block
-      attend_block<8>(qa, kv + (2 * st) * kTile, kv + (2 * st + 1) * kTile, 0, valid, sc_log2, m, l, o, lane);
+      attend_block<8, Padded>(qa, kv + (2 * st) * kTile, kv + (2 * st + 1) * kTile, 0, valid, sc_log2, m, l, o, lane);
+      ++attended;
     }
   }
   if (!active) return;
-  // out = O / l, one bf16 rounding; a row that saw no key is written as 0, not NaN
-  const float inv0 = l[0] > 0.f ? 1.f / l[0] : 0.f, inv1 = l[1] > 0.f ? 1.f / l[1] : 0.f;
-  bf16* orow = out + t * ldo + int64_t(grp) * kRows * kHd;
+  write_rows(out, ldo, t, grp, o, l, lane);
+  if (stats && blocks && lane == 0) atomicAdd(&stats[1], (unsigned long long)attended);
+}
+
+// ---- prefill on Hopper (sm_90a): ring_kernel. A CTA is kRingQ warps, one query each (its 16 heads as the 16 rows
+// of its MMAs, as in tile_kernel). The ascending union of the CTA's selections streams through a ring of kRingStages
+// shared-memory stages: the tensor copy engine brings each union block's K and V (4 boxes of 64 keys x 64 dims, 32 KB,
+// 128-byte swizzled; rows past the cache's written part read as zeros), completing on the stage's `full` mbarrier.
+// Every warp walks the union at its own pace: it waits for the block's stage, attends to it when its query selected
+// it (attend_block, the same arithmetic in the same block order as tile_kernel: the same bits) and counts itself out
+// of the stage; the last warp out refills it with the block kRingStages further on. No CTA barrier inside the walk,
+// so a block one query chose is worked on while the next blocks land and other warps work on theirs: with selections
+// neighbours do not share (synthetic weights), several warps compute at once instead of one while the others wait at
+// tile_kernel's barrier, and with shared selections (a trained model) each load serves 8 queries instead of 4. (A
+// ninth, producer warp would cap the registers at 168 a thread, 3 warps on one scheduler: it spilled.)
+constexpr int kRingQ = 8;
+constexpr int kRingThreads = 32 * kRingQ;
+constexpr int kRingStages = 6;
+constexpr uint32_t kBoxBytes = kBlock * 64 * 2;  // one box: 64 keys x 64 dims bf16, 8 KB
+constexpr uint32_t kStageBytes = 4 * kBoxBytes;  // K dims 0..63, K 64..127, V 0..63, V 64..127
+constexpr size_t kRingBytes = size_t(kRingStages) * kStageBytes;
+size_t ring_smem(int nbw) { return 1024 + kRingBytes + size_t(nbw) * 4 + size_t(kRingQ) * kMaxSel * 4; }
+
+// The warp's query (16 heads of group grp at row t) as A fragments, straight from global memory: qa[ks] is k-step ks
+// (dims 16 ks ..), rows g = head g and g + 8 (mma.cuh's A layout).
+__device__ void load_q_frags(uint32_t (&qa)[8][4], const bf16* q, int64_t ldq, int64_t t, int grp, int lane) {
+  const int g = lane >> 2, c = lane & 3;
+  const uint32_t* r0 = reinterpret_cast<const uint32_t*>(q + t * ldq + (int64_t(grp) * kRows + g) * kHd);
+  const uint32_t* r1 = r0 + 8 * kHd / 2;  // head g + 8
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    const int col = 8 * j + 2 * c4;
-    *reinterpret_cast<uint32_t*>(orow + g * kHd + col) = mma::pack_bf16(o[j][0] * inv0, o[j][1] * inv0);
-    *reinterpret_cast<uint32_t*>(orow + (g + 8) * kHd + col) = mma::pack_bf16(o[j][2] * inv1, o[j][3] * inv1);
+  for (int ks = 0; ks < 8; ++ks) {
+    const int k = 8 * ks + c;  // u32 index of dims 16 ks + 2c, 2c + 1
+    qa[ks][0] = __ldg(r0 + k);
+    qa[ks][1] = __ldg(r1 + k);
+    qa[ks][2] = __ldg(r0 + k + 4);
+    qa[ks][3] = __ldg(r1 + k + 4);
   }
+}
+
+// Grid (ceil(T / kRingQ), G), kRingThreads threads, ring_smem(nbw) dynamic shared memory. kmap, vmap: the caches'
+// rows 0 .. pos0 + T - 1 (bf16_rows_map, 64-row boxes). stats: AttnArgs::tile_stats.
+__global__ void __launch_bounds__(kRingThreads, 1)
+    ring_kernel(const __grid_constant__ CUtensorMap kmap, const __grid_constant__ CUtensorMap vmap,
+                const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, int G, float sc_log2,
+                const int32_t* __restrict__ blocks, int k_sel, int nbw, bf16* __restrict__ out, int64_t ldo,
+                unsigned long long* __restrict__ stats) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  unsigned char* ring = smem + ((1024 - (mma::smem_addr(smem) & 1023)) & 1023);
+  uint32_t* bitmap = reinterpret_cast<uint32_t*>(ring + kRingBytes);  // [nbw] union of the CTA's blocks
+  int32_t* ulist = reinterpret_cast<int32_t*>(bitmap + nbw);          // [kRingQ * kMaxSel] union, ascending
+  __shared__ uint64_t full[kRingStages];
+  __shared__ int used[kRingStages];  // warps done with the stage, monotonic: the kRingQ-th of a round refills it
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int grp = blockIdx.y;
+  const int64_t t = int64_t(blockIdx.x) * kRingQ + warp;
+  const bool active = t < T;
+  const int64_t p = pos0 + (active ? t : T - 1), qb = p / kBlock;
+  const int64_t t_last = std::min<int64_t>(int64_t(blockIdx.x) * kRingQ + kRingQ, T) - 1;
+  const int64_t qb_last = (pos0 + t_last) / kBlock;  // the CTA's largest query block
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kRingStages; ++s) wg::mbar_init(&full[s], 1), used[s] = 0;
+    wg::fence_mbar_init();
+  }
+  uint32_t qa[8][4];
+  if (active) load_q_frags(qa, q, ldq, t, grp, lane);
+  int32_t sel[kMaxSel / 32];
+  load_selection(sel, blocks, t, G, grp, k_sel, qb, active, lane);
+  __syncthreads();  // the mbarriers are initialised (build_union's barriers are not reached on the dense path)
+  const int nu = blocks ? build_union<kRingQ>(sel, bitmap, nbw, ulist) : int(qb_last + 1);
+  auto block_of = [&](int u) -> int64_t { return blocks ? int64_t(ulist[u]) : int64_t(u); };
+  auto issue = [&](int u) {  // one thread: union block u into stage u % kRingStages
+    const int s = u % kRingStages;
+    unsigned char* st = ring + size_t(s) * kStageBytes;
+    const int row = int(block_of(u) * kBlock);
+    wg::mbar_arrive_expect_tx(&full[s], kStageBytes);
+    wg::tma_load_3d(st, &kmap, 0, row, grp, &full[s]);
+    wg::tma_load_3d(st + kBoxBytes, &kmap, 64, row, grp, &full[s]);
+    wg::tma_load_3d(st + 2 * kBoxBytes, &vmap, 0, row, grp, &full[s]);
+    wg::tma_load_3d(st + 3 * kBoxBytes, &vmap, 64, row, grp, &full[s]);
+  };
+  if (threadIdx.x == 0) {
+    for (int u = 0; u < nu && u < kRingStages; ++u) issue(u);
+    if (stats && blocks) add_tile_stats(stats, nu, t_last - int64_t(blockIdx.x) * kRingQ + 1);
+  }
+
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  float o[16][4];
+#pragma unroll
+  for (int j = 0; j < 16; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  int attended = 0;
+  for (int u = 0; u < nu; ++u) {
+    const int s = u % kRingStages;
+    const int64_t b = block_of(u);
+    const bool mine = (blocks ? selected(sel, b) : b <= qb) && active;
+    wg::mbar_wait(&full[s], uint32_t(u / kRingStages) & 1u);
+    __syncwarp();  // the lanes leave the spin together before ldmatrix / mma (.sync.aligned)
+    if (mine) {
+      const int valid = int(std::min<int64_t>(kBlock, p - b * kBlock + 1));  // keys b*64 .. p of this block
+      const bf16* Ks = reinterpret_cast<const bf16*>(ring + size_t(s) * kStageBytes);
+      attend_block<8, Swizzled>(qa, Ks, Ks + 2 * Swizzled::kBoxElems, 0, valid, sc_log2, m, l, o, lane);
+      ++attended;
+    }
+    __syncwarp();  // every lane's reads of the stage are done before the warp counts itself out
+    if (lane == 0) {
+      __threadfence_block();  // release: this warp's reads of the stage before its count
+      if (atomicAdd(&used[s], 1) % kRingQ == kRingQ - 1 && u + kRingStages < nu) {
+        __threadfence_block();         // acquire: the other warps' counted reads before the refill
+        wg::fence_proxy_async_smem();  // ... and before the async proxy's writes to the stage
+        issue(u + kRingStages);
+      }
+    }
+  }
+  if (!active) return;
+  write_rows(out, ldo, t, grp, o, l, lane);
+  if (stats && blocks && lane == 0) atomicAdd(&stats[1], (unsigned long long)attended);
 }
 
 // Partial softmax of one split: part_ml [T, G, nsplit, 16] (max, sum) in log2 units, part_o [T, G, nsplit, 16, hd]
 // (unnormalised O). Grid (T, G, nsplit), kSplitThreads threads, kSplitSmem dynamic shared memory.
-__global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __restrict__ q, int64_t ldq, int64_t T,
-                                                              int64_t pos0, const bf16* __restrict__ K,
-                                                              const bf16* __restrict__ V, int64_t cap, int G,
-                                                              float sc_log2, const int32_t* __restrict__ blocks,
-                                                              int k_sel, float2* __restrict__ part_ml,
-                                                              float* __restrict__ part_o) {
+__global__ void __launch_bounds__(kSplitThreads)
+    split_kernel(const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, const bf16* __restrict__ K,
+                 const bf16* __restrict__ V, int64_t cap, int G, float sc_log2, const int32_t* __restrict__ blocks,
+                 int k_sel, float2* __restrict__ part_ml, float* __restrict__ part_o) {
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* kv = reinterpret_cast<bf16*>(smem);  // stage st: K tile at 2st, V tile at 2st+1
   __shared__ float mrg_m[kSplitWarps][kRows], mrg_l[kSplitWarps][kRows];
@@ -330,7 +507,8 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __rest
     else mma::cp_async_wait<0>();
     __syncthreads();
     const int valid = int(std::min<int64_t>(kBlock, p - int64_t(list[u]) * kBlock + 1));
-    attend_block<2>(qa, kv + (2 * u) * kTile, kv + (2 * u + 1) * kTile, 16 * warp, valid, sc_log2, m, l, o, lane);
+    attend_block<2, Padded>(qa, kv + (2 * u) * kTile, kv + (2 * u + 1) * kTile, 16 * warp, valid, sc_log2, m, l, o,
+                            lane);
   }
   // merge the 4 warps: each row's max over the warps, then sums and O rescaled to it, summed in shared memory
   if (c4 == 0) {
@@ -381,9 +559,9 @@ __global__ void __launch_bounds__(kSplitThreads) split_kernel(const bf16* __rest
 // one thread per dim walking the 48 splits of a decode call, waited on 6 dependent rounds of loads on 8 CTAs
 // (docs/performance.md, "Measured reasons behind kernel choices").
 constexpr int kCombLanes = 8, kCombPer = 8, kCombThreads = kCombLanes * kHd / 4;
-__global__ void __launch_bounds__(kCombThreads) combine_kernel(int nsplit, int G, const float2* __restrict__ part_ml,
-                                                               const float* __restrict__ part_o,
-                                                               bf16* __restrict__ out, int64_t ldo) {
+__global__ void __launch_bounds__(kCombThreads)
+    combine_kernel(int nsplit, int G, const float2* __restrict__ part_ml, const float* __restrict__ part_o,
+                   bf16* __restrict__ out, int64_t ldo) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   __shared__ float wmax[kCombLanes];
   __shared__ float wsum[kCombLanes];
@@ -451,11 +629,98 @@ size_t sparse_attn_workspace_bytes(int64_t T, int G, int k_sel, int64_t kv_len) 
   return attn_split_workspace_bytes(T, G, std::max<int64_t>(k_sel, (kv_len + kBlock - 1) / kBlock));
 }
 
+namespace {
+
+using OpName = std::function<std::string()>;
+
+// Decode-sized calls (T <= kAttnSplitMaxT): every (query, kv group) row's keys cut into splits, each split's partial
+// softmax state in the workspace, then merged by combine_kernel.
+void launch_split(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V, bf16* out, float sc, Stream s,
+                  const OpName& op) {
+  const int64_t nsplit = (split_slots(a) + kSlotsPerSplit - 1) / kSlotsPerSplit;
+  const size_t need = attn_split_workspace_bytes(a.T, a.G, split_slots(a));
+  ARG_CHECK(a.workspace && a.workspace_bytes >= need && aligned16(a.workspace), op,
+            "a call of T <= 4 queries needs sparse_attn_workspace_bytes(T, G, k_sel, kv_len) of 16-byte aligned "
+            "workspace");
+  ARG_CHECK(nsplit <= 65535, op, "too many splits");
+  auto* part_ml = static_cast<float2*>(a.workspace);
+  auto* part_o = reinterpret_cast<float*>(part_ml + a.T * a.G * nsplit * kRows);
+  static bool split_attr = false;
+  if (!split_attr) {
+    CUDA_CHECK(cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSplitSmem)), op);
+    split_attr = true;
+  }
+  CUDA_CHECK(launch_pdl(split_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(nsplit)), kSplitThreads, kSplitSmem,
+                        s, q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, part_ml, part_o),
+             [&] { return op() + " split"; });
+  CUDA_CHECK(launch_pdl(combine_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(kRows)), kCombThreads, 0, s,
+                        int(nsplit), a.G, part_ml, part_o, out, a.ldo),
+             [&] { return op() + " combine"; });
+}
+
+// Prefill through the ring kernel when the engine asks for it or (automatic) when it fits and both tensor maps can
+// be made; false leaves the call to the tile kernel.
+bool launch_ring(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V, bf16* out, float sc, int nbw, Stream s,
+                 const OpName& op) {
+  // 227 KiB of opt-in shared memory a CTA, less the ring kernel's static arrays (mbarriers, counters: < 1 KiB)
+  const bool ring_fits = ring_smem(nbw) + 1024 <= 227 * 1024;
+  using Engine = AttnArgs::Engine;
+  ARG_CHECK(a.engine != Engine::tma || (wgmma_available() && ring_fits), op,
+            "engine tma needs an sm_90a build on a compute capability 9.0 GPU and a context whose union bitmap fits "
+            "shared memory");
+  if (!(a.engine == Engine::tma || (a.engine == Engine::automatic && ring_fits && wgmma_available()))) return false;
+  CUtensorMap kmap, vmap;
+  if (a.engine == Engine::automatic) {
+    if (bf16_rows_map(&kmap, K, a.cap, a.pos0 + a.T, a.G, kBlock) != cudaSuccess ||
+        bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock) != cudaSuccess)
+      return false;  // no tensor map for these tensors (alignment, extents): the tile kernel, which needs none
+  } else {
+    CUDA_CHECK(bf16_rows_map(&kmap, K, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " key map"; });
+    CUDA_CHECK(bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " value map"; });
+  }
+  const size_t rsmem = ring_smem(nbw);
+  static size_t ring_attr = 0;  // raised as far as a call needs, once per size
+  if (rsmem > ring_attr) {
+    CUDA_CHECK(cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rsmem)), op);
+    ring_attr = rsmem;
+  }
+  const dim3 grid(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G));
+  ring_kernel<<<grid, kRingThreads, rsmem, s>>>(kmap, vmap, q, a.ldq, a.T, a.pos0, a.G, sc, a.blocks, a.k_sel, nbw, out,
+                                                a.ldo, a.tile_stats);
+  CHECK_LAUNCH(op);
+  return true;
+}
+
+// Prefill through the tile kernel (cp.async, 4-query tiles): any sm_80+ GPU, no tensor map.
+void launch_tile(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V, bf16* out, float sc, int nbw, Stream s,
+                 const OpName& op) {
+  const size_t smem = size_t(2 * kStages * kTile) * 2 + size_t(nbw) * 4 + size_t(kQ * kMaxSel) * 4;
+  ARG_CHECK(smem <= 227 * 1024, op, "context too long for the union bitmap in shared memory");
+  static size_t tile_attr = 0;  // raised as far as a call needs, once per size
+  if (smem > tile_attr) {
+    CUDA_CHECK(cudaFuncSetAttribute(tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
+    tile_attr = smem;
+  }
+  const dim3 grid(unsigned((a.T + kQ - 1) / kQ), unsigned(a.G));
+  tile_kernel<<<grid, kThreads, smem, s>>>(q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, nbw, out,
+                                           a.ldo, a.tile_stats);
+  CHECK_LAUNCH(op);
+}
+
+}  // namespace
+
 void sparse_attn(const AttnArgs& a, Stream s) {
-  const auto op = [&] {
-    return op_desc(a.blocks ? "sparse_attn" : "dense_attn", {{"T", a.T}, {"pos0", a.pos0}, {"H", a.H}, {"G", a.G},
-                                                        {"hd", a.hd}, {"cap", a.cap}, {"block", a.block},
-                                                        {"k_sel", a.k_sel}, {"ldq", a.ldq}, {"ldo", a.ldo}});
+  const OpName op = [&] {
+    return op_desc(a.blocks ? "sparse_attn" : "dense_attn", {{"T", a.T},
+                                                             {"pos0", a.pos0},
+                                                             {"H", a.H},
+                                                             {"G", a.G},
+                                                             {"hd", a.hd},
+                                                             {"cap", a.cap},
+                                                             {"block", a.block},
+                                                             {"k_sel", a.k_sel},
+                                                             {"ldq", a.ldq},
+                                                             {"ldo", a.ldo}});
   };
   ARG_CHECK(a.T >= 0 && a.pos0 >= 0, op, "T and pos0 must be >= 0");
   if (a.T == 0) return;
@@ -475,40 +740,10 @@ void sparse_attn(const AttnArgs& a, Stream s) {
   const auto* V = reinterpret_cast<const bf16*>(a.V);
   auto* out = reinterpret_cast<bf16*>(a.out);
   const float sc = a.tau * kLog2e;
-  if (a.T <= kAttnSplitMaxT) {
-    const int64_t nsplit = (split_slots(a) + kSlotsPerSplit - 1) / kSlotsPerSplit;
-    const size_t need = attn_split_workspace_bytes(a.T, a.G, split_slots(a));
-    ARG_CHECK(a.workspace && a.workspace_bytes >= need && aligned16(a.workspace), op,
-              "a call of T <= 4 queries needs sparse_attn_workspace_bytes(T, G, k_sel, kv_len) of 16-byte aligned "
-              "workspace");
-    ARG_CHECK(nsplit <= 65535, op, "too many splits");
-    auto* part_ml = static_cast<float2*>(a.workspace);
-    auto* part_o = reinterpret_cast<float*>(part_ml + a.T * a.G * nsplit * kRows);
-    static bool split_attr = false;
-    if (!split_attr) {
-      CUDA_CHECK(cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSplitSmem)), op);
-      split_attr = true;
-    }
-    CUDA_CHECK(launch_pdl(split_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(nsplit)), kSplitThreads, kSplitSmem,
-                          s, q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, part_ml, part_o),
-               [&] { return op() + " split"; });
-    CUDA_CHECK(launch_pdl(combine_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(kRows)), kCombThreads, 0, s,
-                          int(nsplit), a.G, part_ml, part_o, out, a.ldo),
-               [&] { return op() + " combine"; });
-    return;
-  }
+  if (a.T <= kAttnSplitMaxT) return launch_split(a, q, K, V, out, sc, s, op);
   const int64_t nb = (a.pos0 + a.T + kBlock - 1) / kBlock;
   const int nbw = int((nb + 31) / 32);
-  const size_t smem = size_t(2 * kStages * kTile) * 2 + size_t(nbw) * 4 + size_t(kQ * kMaxSel) * 4;
-  ARG_CHECK(smem <= 227 * 1024, op, "context too long for the union bitmap in shared memory");
-  static size_t tile_attr = 0;  // raised as far as a call needs, once per size
-  if (smem > tile_attr) {
-    CUDA_CHECK(cudaFuncSetAttribute(tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
-    tile_attr = smem;
-  }
-  tile_kernel<<<dim3(unsigned((a.T + kQ - 1) / kQ), unsigned(a.G)), kThreads, smem, s>>>(
-      q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, nbw, out, a.ldo);
-  CHECK_LAUNCH(op);
+  if (!launch_ring(a, q, K, V, out, sc, nbw, s, op)) launch_tile(a, q, K, V, out, sc, nbw, s, op);
 }
 
 }  // namespace salasim::gpu

@@ -20,7 +20,7 @@ struct AttnArgs {
                                     // A block listed twice counts once (the selection is a set, as in the
                                     // reference); ids outside [0, p/64] are ignored.
   int k_sel = 96;                   // <= 128
-  bf16_t* out = nullptr;  // [T, H*hd], row stride ldo
+  bf16_t* out = nullptr;            // [T, H*hd], row stride ldo
   int64_t ldo = 0;
   // Calls of T <= kAttnSplitMaxT queries (decode) split each query's blocks over many CTAs and combine the
   // partial softmaxes (flash-decoding); they need sparse_attn_workspace_bytes(T, G, k_sel, kv_len) bytes here.
@@ -29,6 +29,18 @@ struct AttnArgs {
   // and any compress_k (dense), run in between).
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  // Prefill calls (T > kAttnSplitMaxT) run one of two kernels with the same arithmetic in the same order, so the
+  // same bits: the ring kernel (8 queries a CTA, the tensor copy engine filling a ring of K/V stages for warps that
+  // each go at their own pace; an sm_90a build on a Hopper GPU, wgmma_available()) or the tile kernel (4 queries a
+  // CTA, cp.async, a CTA barrier a block; any GPU). automatic takes the ring where it runs and its union bitmap fits
+  // shared memory (contexts up to ~15M tokens); tma insists on it (an error where it cannot run); cp_async takes the
+  // tile kernel (the comparison point, and what other GPUs run).
+  enum class Engine { automatic, tma, cp_async };
+  Engine engine = Engine::automatic;
+  // When not null, a sparse prefill call adds to these kAttnTileStats device counters: [0] the blocks each query tile
+  // loaded (the union of its queries' selections), [1] the blocks each query attended to, [2] the tiles, [3] their
+  // queries. [1] / [0] is how many queries each loaded block served (1 when neighbours' selections are disjoint).
+  unsigned long long* tile_stats = nullptr;
 };
 
 // Workspace of a call of T queries against kv_len cached keys (0 when T > kAttnSplitMaxT).

@@ -25,14 +25,17 @@ RunnerWorkspace runner_workspace(const ModelConfig& c, int64_t chunk, int64_t ma
   w.sel_ws = sparse ? select_workspace_bytes(C, max_context, c.num_attention_heads, c.num_key_value_heads,
                                              c.sparse.kernel_size, c.sparse.kernel_stride)
                     : 0;
-  w.scores = sparse && taps
-                 ? size_t(C * c.num_key_value_heads * ((max_context + c.sparse.block_size - 1) / c.sparse.block_size)) * 4
-                 : 0;
+  w.scores =
+      sparse && taps
+          ? size_t(C * c.num_key_value_heads * ((max_context + c.sparse.block_size - 1) / c.sparse.block_size)) * 4
+          : 0;
   // decode (and prefill pieces of <= 4 tokens): k_sel slots when sparse, every block below dense_len when dense
   w.attn_ws = sparse ? attn_split_workspace_bytes(kAttnSplitMaxT, c.num_key_value_heads,
-                                                  std::max<int64_t>(c.sparse.k_sel(), (c.sparse.dense_len + c.sparse.block_size - 1) /
-                                                                                           c.sparse.block_size))
+                                                  std::max<int64_t>(c.sparse.k_sel(),
+                                                                    (c.sparse.dense_len + c.sparse.block_size - 1) /
+                                                                        c.sparse.block_size))
                      : 0;
+  w.attn_stats = sparse ? kAttnTileStatsBytes : 0;
   w.cublas = kCublasWorkspace;
   return w;
 }
@@ -53,7 +56,8 @@ std::vector<RunnerBuffer> RunnerWorkspace::rows() const {
       {"selected blocks", "2 x [C, G, 96] int32", blocks, "computed and teacher-forced block ids"},
       {"selection workspace", mib(sel_ws), sel_ws, "score sub-chunks of <= 256 MiB (model/runner_plan.cpp)"},
       {"block score taps", "[C, G, n_blocks] fp32", scores, "only when taps are recorded (verify)"},
-      {"attention split partials", mib(attn_ws), attn_ws, "decode: per split of 8 blocks, 16 rows of (max, sum, O)"},
+      {"attention split partials", mib(attn_ws), attn_ws, "decode: per split of 2 blocks, 16 rows of (max, sum, O)"},
+      {"sparse_attn tile counters", "[4] u64", attn_stats, "what run reports of the prefill's query tiles"},
       {"cuBLAS workspace", "32 MiB", cublas, "cublasSetWorkspace"},
   };
   return r;

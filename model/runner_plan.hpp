@@ -23,10 +23,10 @@ struct RunnerBuffer {
 struct RunnerWorkspace {
   int64_t chunk = 0;
   size_t h = 0, a = 0, y = 0, proj = 0, attn = 0, gu = 0, act = 0, tokens = 0, logits = 0;  // activations
-  size_t gla_ws = 0, blocks = 0, sel_ws = 0, scores = 0, attn_ws = 0, cublas = 0;
+  size_t gla_ws = 0, blocks = 0, sel_ws = 0, scores = 0, attn_ws = 0, attn_stats = 0, cublas = 0;
   std::vector<RunnerBuffer> rows() const;  // every buffer, named, with its shape and reason
   size_t activations() const { return h + a + y + proj + attn + gu + act + tokens + logits; }
-  size_t total() const { return activations() + gla_ws + blocks + sel_ws + scores + attn_ws + cublas; }
+  size_t total() const { return activations() + gla_ws + blocks + sel_ws + scores + attn_ws + attn_stats + cublas; }
 };
 RunnerWorkspace runner_workspace(const ModelConfig& c, int64_t chunk, int64_t max_context, bool taps);
 

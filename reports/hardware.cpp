@@ -32,7 +32,7 @@ HwProfile load_hw(const std::string& name_or_path) {
   const std::string path = hw_file(name_or_path);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    fail("--hw {}: no hardware profile {} (known: h200, a6000d, rtx5090, or a path to a JSON file)",
+    fail("--hw {}: no hardware profile {} (known: h200, h100, a6000d, rtx5090, or a path to a JSON file)",
          excerpt(name_or_path), excerpt(path));
   const json j = parse_json_file(path);
   if (!j.is_object()) fail("{}: expected a JSON object at the top level, got {}", path, json_type_name(j));

@@ -14,7 +14,7 @@ struct ReportOptions {
   std::string out = "build/report";  // the bundle's name, as the pages cite it
   std::string dir;                   // where the files are written (an OutputFolder's temporary); empty: out
   std::vector<std::string> configs{"scenarios/models/minicpm-sala-9b.json", "scenarios/models/qwen3-8b.json"};
-  std::vector<std::string> hw{"h200", "a6000d", "rtx5090"};
+  std::vector<std::string> hw{"h200", "h100", "a6000d", "rtx5090"};
   std::vector<int64_t> contexts = default_contexts();
   WorkspaceParams ws;
   int64_t decode_tokens = 1024;  // the paper generates 1K tokens after the prompt

@@ -28,6 +28,15 @@ DecodeStats decode_stats(const std::vector<double>& token_s, const std::vector<d
   return d;
 }
 
+nlohmann::json tile_stats_json(const RunRecord& r) {
+  if (r.tiles <= 0 || r.tile_queries <= 0 || r.tile_loaded <= 0) return nullptr;
+  return {{"tiles", r.tiles},
+          {"queries_per_tile", double(r.tile_queries) / double(r.tiles)},
+          {"blocks_loaded_per_tile", double(r.tile_loaded) / double(r.tiles)},
+          {"blocks_per_query", double(r.tile_attended) / double(r.tile_queries)},
+          {"queries_per_loaded_block", double(r.tile_attended) / double(r.tile_loaded)}};
+}
+
 nlohmann::json run_record_json(const RunRecord& r) {
   const ClassTimes& p = r.prefill_s;
   nlohmann::json j = {{"date", r.date},
@@ -46,6 +55,8 @@ nlohmann::json run_record_json(const RunRecord& r) {
                       {"pdl", r.pdl},
                       {"decode_fusion", r.fusion},
                       {"decode_ahead", r.ahead},
+                      {"attn_engine", r.attn_engine},
+                      {"sparse_attn_tiles", tile_stats_json(r)},
                       {"peak_vram_bytes", r.peak_vram_bytes},
                       {"planner_peak_bytes", r.planner_peak_bytes},
                       {"weights_load_s", r.weights_load_s},

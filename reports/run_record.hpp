@@ -43,6 +43,10 @@ struct RunRecord {
   double ttft_s = 0;
   DecodeStats decode;
   std::string gemv, pdl, fusion, ahead;  // the variants the run took (salasim run --gemv, --pdl, --fuse, --ahead)
+  std::string attn_engine;               // ... and --attn-engine
+  // The sparse prefill's query tiles (gpu::AttnTileStats): blocks loaded (each tile's union), blocks attended (per
+  // query), tiles, queries; all 0 when no prefill call was sparse.
+  int64_t tile_loaded = 0, tile_attended = 0, tiles = 0, tile_queries = 0;
   int64_t peak_vram_bytes = 0, planner_peak_bytes = 0;
   double weights_load_s = 0;
   bool logits_finite = true;
@@ -50,6 +54,9 @@ struct RunRecord {
   std::optional<ClassTimes> decode_gpu_ms;  // the profiled steps' GPU ms per token per op class
   nlohmann::json dump_taps;                 // what --dump-taps wrote (null: no dump)
 };
+// "sparse_attn_tiles" of the record, or null without sparse prefill calls: queries a tile, distinct blocks a tile
+// loaded, blocks a query attended to, queries each loaded block served.
+nlohmann::json tile_stats_json(const RunRecord& r);
 // The JSON object reports/measured.hpp reads (its fields documented there).
 nlohmann::json run_record_json(const RunRecord& r);
 

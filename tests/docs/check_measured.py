@@ -2,12 +2,13 @@
 """The measured figures README.md and bench/RESULTS.md quote are those of committed records.
 
 The text between "<!-- measured: NAME -->" and "<!-- /measured -->" in those files is generated from records:
-  h200          reports/measured/h200/run_*.json (`salasim run` on the H200): TTFT and decode per context, the peak
-                memory of the longest, the records' date and revision;
+  CARD          reports/measured/CARD/run_*.json (`salasim run` on a lent card: h200, h100): TTFT and decode per
+                context, the peak memory of the longest, the records' date and revision;
   verify-cpu    the newest bench/results/*/verify*.record.json (`bash bench/verify_cpu.sh`): the main job's wall and
                 CPU time and peak memory, the machine and how busy it was, the revision;
-  compare-h200  MiniCPM-SALA beside Qwen3-8B on the H200 (reports/measured/h200/ and its qwen3-8b/ folder, the
-                paper's A6000D figures): the table `salasim model compare --markdown` prints, so it needs --salasim.
+  compare-CARD  MiniCPM-SALA beside Qwen3-8B on that card (reports/measured/CARD/ and its qwen3-8b/ folder, the
+                paper's A6000D figures): the table `salasim model compare --hw CARD --markdown` prints, so it needs
+                --salasim.
 --check (the default) fails when a file's text is not what the records give; --write puts it there.
 
 Usage: check_measured.py SOURCE_DIR [--write] [--salasim BIN]"""
@@ -43,13 +44,13 @@ def verify_cpu(source):
             f"work, revision {r['git']} ({os.path.relpath(paths[-1], source)})")
 
 
-def h200(source):
+def card_runs(source, card):
     runs = []
-    for path in glob.glob(os.path.join(source, "reports", "measured", "h200", "run_*.json")):
+    for path in glob.glob(os.path.join(source, "reports", "measured", card, "run_*.json")):
         with open(path, encoding="utf-8") as f:
             runs.append(json.load(f))
     if not runs:
-        sys.exit("check_measured: no records in reports/measured/h200/")
+        sys.exit(f"check_measured: no records in reports/measured/{card}/")
     runs.sort(key=lambda r: r["context"])
     ttft = and_list([f"{r['ttft_s']:.{2 if r['ttft_s'] < 10 else 1}f} s at {label(r['context'])}" for r in runs])
     decode = and_list([f"{r['decode_ms_per_token']:.2f}" + (" ms/token" if i == 0 else "") + f" at {label(r['context'])}"
@@ -61,18 +62,31 @@ def h200(source):
             f"{label(last['context'])} (records of {and_list(dates)}, revision {and_list(revisions)})")
 
 
-def compare_h200(source, salasim):
+def compare_card(source, card, salasim):
     if not salasim:
-        sys.exit("check_measured: the compare-h200 block needs --salasim BIN (salasim model compare prints it)")
-    run = subprocess.run([salasim, "model", "compare", "--hw", "h200", "--markdown"], cwd=source, capture_output=True,
+        sys.exit(f"check_measured: the compare-{card} block needs --salasim BIN (salasim model compare prints it)")
+    run = subprocess.run([salasim, "model", "compare", "--hw", card, "--markdown"], cwd=source, capture_output=True,
                          text=True)
     if run.returncode != 0:
         sys.exit(f"check_measured: salasim model compare failed: {run.stderr.strip()}")
     return "\n" + run.stdout
 
 
-GENERATORS = {"h200": h200, "verify-cpu": verify_cpu, "compare-h200": compare_h200}
-MULTILINE = {"compare-h200"}  # a table: compared line by line, not as one sentence
+CARDS = ("h200", "h100")  # the lent cards with measured records (reports/measured/CARD/)
+
+
+def generate(name, source, salasim):
+    """The text of the block NAME from the records, or None for a name no generator knows."""
+    if name == "verify-cpu":
+        return verify_cpu(source)
+    if name in CARDS:
+        return card_runs(source, name)
+    if name.startswith("compare-") and name[len("compare-"):] in CARDS:
+        return compare_card(source, name[len("compare-"):], salasim)
+    return None
+
+
+KNOWN = ["verify-cpu", *CARDS, *(f"compare-{c}" for c in CARDS)]
 
 
 def check_file(source, rel, salasim, write, problems):
@@ -83,13 +97,13 @@ def check_file(source, rel, salasim, write, problems):
     names, out, last = [], [], 0
     for m in BLOCK.finditer(text):
         name = m.group(1)
-        if name not in GENERATORS:
-            problems.append(f"{rel}: measured block '{name}': no generator (known: {', '.join(GENERATORS)})")
+        if name not in KNOWN:
+            problems.append(f"{rel}: measured block '{name}': no generator (known: {', '.join(KNOWN)})")
             continue
         names.append(name)
-        gen = GENERATORS[name]
-        want = gen(source, salasim) if name == "compare-h200" else gen(source)
-        norm = (lambda t: t.strip()) if name in MULTILINE else (lambda t: " ".join(t.split()))
+        want = generate(name, source, salasim)
+        # a compare block is a table: compared line by line, not as one sentence
+        norm = (lambda t: t.strip()) if name.startswith("compare-") else (lambda t: " ".join(t.split()))
         have = m.group(2)
         out += [text[last:m.start(2)], want if write else have]
         last = m.end(2)

@@ -1,12 +1,14 @@
 // sparse_attn and dense_attn on the GPU against the float64 reference. The GPU gets the reference's selection
 // (teacher forcing), so these tests isolate the attention from block selection.
 #include <algorithm>
+#include <array>
 #include <random>
 #include <set>
 #include <tuple>
 #include <vector>
 
 #include "gpu/sparse_attn.hpp"
+#include "gpu/tensor_map.hpp"
 #include "model/error.hpp"
 #include "tests/gpu/sparse_support.hpp"
 
@@ -34,8 +36,10 @@ Seq make_seq(int64_t L, const ref::SelectParams& sp, uint64_t seed) {
 // The GPU's attention output for queries pos0 .. pos0+T-1 (rows of s.q) over a cache holding keys 0 .. pos0+T-1
 // (rows past that are NaN). blocks: [T, G, k_sel] or empty (dense). q and out are embedded in wider rows (ldq, ldo
 // > H*hd) whose extra columns are NaN, so a kernel reading or writing outside its columns shows.
+// engine: the prefill kernel (AttnArgs::Engine); stats: AttnArgs::tile_stats, downloaded when not null.
 ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp,
-                  const std::vector<int32_t>& blocks) {
+                  const std::vector<int32_t>& blocks, gpu::AttnArgs::Engine engine = gpu::AttnArgs::Engine::automatic,
+                  std::vector<unsigned long long>* stats = nullptr) {
   const int64_t HD = int64_t(sp.heads) * sp.hd, ldq = HD + 264, ldo = HD + 72, cap = pos0 + T + 37;
   const gpu::Buffer<bf16_t> Kd = test::upload_heads(s.K, pos0 + T, cap), Vd = test::upload_heads(s.V, pos0 + T, cap);
   std::vector<bf16_t> qv(size_t(T * ldq), test::kBf16NaN);
@@ -50,11 +54,16 @@ ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams
                           "split partials");
   gpu::SparseCache c;
   c.K = Kd.get(), c.V = Vd.get(), c.cap = cap;
-  const gpu::AttnArgs a = gpu::attn_args(sp, {qd.get(), ldq, T, pos0}, c, blocks.empty() ? nullptr : bd.get(),
-                                         out.get(), ldo, {ws.get(), ws.size()});
+  gpu::AttnArgs a = gpu::attn_args(sp, {qd.get(), ldq, T, pos0}, c, blocks.empty() ? nullptr : bd.get(), out.get(), ldo,
+                                   {ws.get(), ws.size()});
+  a.engine = engine;
+  gpu::Buffer<unsigned long long> st(kAttnTileStats, "tile counters");
+  gpu::fill_bytes(st.get(), 0, kAttnTileStatsBytes);
+  if (stats) a.tile_stats = st.get();
   if (blocks.empty()) gpu::dense_attn(a, nullptr);
   else gpu::sparse_attn(a, nullptr);
   gpu::synchronize();
+  if (stats) *stats = st.download();
   const ref::Mat all = test::download_bf16(out, T, ldo);
   int64_t outside = 0;  // the padding columns of out stay poisoned
   for (int64_t t = 0; t < T; ++t)
@@ -191,6 +200,93 @@ TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference
     const ref::Mat qs = s.q.middleRows(r0, r1 - r0);
     test::check_gate("sparse/attn/out", ref::dense_attn(qs, r0, s.K, s.V, sp.hd, sp.tau, ref::f64()),
                      ref::dense_attn(qs, r0, s.K, s.V, sp.hd, sp.tau, ref::peer()), got.middleRows(r0, r1 - r0));
+  }
+}
+
+// The prefill's two kernels (the ring of the tensor copy engine, 8 queries a CTA, on Hopper; the cp.async tile
+// kernel, 4 queries, anywhere) run the same arithmetic over the same blocks in the same order: their outputs must be
+// the same bits, on selections neighbours hardly share, on selections they share, with a chunk whose length is no
+// multiple of either tile and a cache whose written part ends inside a block (the rows past it are NaN), and dense.
+TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_attn][dense_attn][gpu][large]") {
+  if (!gpu::wgmma_available()) {  // (Catch2 v2 has no SKIP)
+    WARN("not run: the ring kernel needs an sm_90a build on a compute capability 9.0 GPU");
+    return;
+  }
+  const ref::SelectParams sp = test::real_select_params();
+  const Seq s = make_seq(12347, sp, 6101);
+  using E = gpu::AttnArgs::Engine;
+  const int64_t pos0 = 9000, T = s.L - pos0;  // 3347 queries: 418 tiles of 8 and 3 left over; the last block half full
+  const ref::Selection random = random_selection(pos0, T, sp, 6102);
+  ref::Selection shared = random;  // every query of a 64-position block takes its block's first query's picks
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t first = std::max<int64_t>(0, (pos0 + t) / sp.block * sp.block - pos0);
+    std::copy_n(random.blocks.begin() + first * sp.groups * sp.k_sel, sp.groups * sp.k_sel,
+                shared.blocks.begin() + t * sp.groups * sp.k_sel);
+  }
+  for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
+    INFO((sel == &random ? "random" : "shared") << " selections");
+    const ref::Mat ring = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma),
+                   tile = gpu_attn(s, pos0, T, sp, sel->blocks, E::cp_async);
+    CHECK((ring.array() == tile.array()).all());
+  }
+  INFO("dense, a chunk from position 0");
+  const ref::Mat ring = gpu_attn(s, 0, 2003, sp, {}, E::tma), tile = gpu_attn(s, 0, 2003, sp, {}, E::cp_async);
+  CHECK((ring.array() == tile.array()).all());
+  CHECK_FALSE(ring.hasNaN());
+  // unions shorter than the ring, of exactly its 6 stages and of one more (CTAs of a dense chunk from 0 attend to
+  // 1..qb_last+1 blocks), a sparse chunk of 5 queries, and queries that picked nothing (every entry -1: no block
+  // is loaded; neither kernel defines those rows beyond giving the same bits)
+  for (int64_t T2 : {int64_t(5), int64_t(384), int64_t(448)}) {
+    INFO("dense from 0, " << T2 << " queries");
+    const ref::Mat r2 = gpu_attn(s, 0, T2, sp, {}, E::tma), t2 = gpu_attn(s, 0, T2, sp, {}, E::cp_async);
+    CHECK((r2.array() == t2.array()).all());
+  }
+  const size_t row = size_t(sp.groups) * sp.k_sel;
+  const std::vector<int32_t> five(random.blocks.begin(), random.blocks.begin() + 5 * row), none(5 * row, -1);
+  for (const std::vector<int32_t>* b : {&five, &none}) {
+    INFO((b == &five ? "5 sparse queries" : "5 queries that picked no block"));
+    const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma), t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
+    CHECK((r2.array() == t2.array() || (r2.array().isNaN() && t2.array().isNaN())).all());
+  }
+}
+
+// AttnArgs::tile_stats: per tile of consecutive queries (8 for the ring, 4 for the tile kernel) the size of the union
+// of their selections, per query the distinct blocks it attended to, the tiles and the queries, as the host counts
+// them from the same selection.
+TEST_CASE("sparse_attn: the tile counters count each tile's union and each query's blocks", "[sparse_attn][gpu]") {
+  const ref::SelectParams sp = test::real_select_params();
+  const Seq s = make_seq(9800, sp, 6201);
+  using E = gpu::AttnArgs::Engine;
+  const int64_t pos0 = 8800, T = s.L - pos0;
+  ref::Selection sel = random_selection(pos0, T, sp, 6202);
+  sel.blocks[size_t(5 * sp.k_sel + 3)] = sel.blocks[size_t(5 * sp.k_sel + 2)];  // a block listed twice counts once
+  std::vector<std::pair<E, int>> engines = {{E::cp_async, 4}};
+  if (gpu::wgmma_available()) engines.push_back({E::tma, 8});
+  for (auto [engine, per_tile] : engines) {
+    INFO("queries a tile: " << per_tile);
+    std::vector<unsigned long long> st;
+    gpu_attn(s, pos0, T, sp, sel.blocks, engine, &st);
+    unsigned long long loaded = 0, attended = 0, tiles = 0;
+    for (int64_t t0 = 0; t0 < T; t0 += per_tile)
+      for (int g = 0; g < sp.groups; ++g) {
+        std::set<int32_t> uni;
+        for (int64_t t = t0; t < std::min<int64_t>(t0 + per_tile, T); ++t) {
+          std::set<int32_t> mine;
+          for (int k = 0; k < sp.k_sel; ++k) {
+            const int32_t b = sel.blocks[size_t((t * sp.groups + g) * sp.k_sel + k)];
+            if (b >= 0 && b <= (pos0 + t) / sp.block) mine.insert(b);
+          }
+          attended += mine.size();
+          uni.insert(mine.begin(), mine.end());
+        }
+        loaded += uni.size();
+        ++tiles;
+      }
+    REQUIRE(st.size() == size_t(kAttnTileStats));
+    CHECK(st[0] == loaded);
+    CHECK(st[1] == attended);
+    CHECK(st[2] == tiles);
+    CHECK(st[3] == (unsigned long long)(T * sp.groups));
   }
 }
 

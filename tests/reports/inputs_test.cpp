@@ -2,6 +2,8 @@
 // measured-run files, including the errors that name the file, the field and the expectation.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -55,8 +57,13 @@ TEST_CASE("context: junk is an error naming the option and the entry", "[context
   CHECK(msg.find("--context: '12Q' is not a context length") != std::string::npos);
 }
 
-TEST_CASE("hardware: the three profiles parse and state their source", "[hardware]") {
-  for (const char* name : {"h200", "a6000d", "rtx5090"}) {
+TEST_CASE("hardware: every profile of reports/hw parses, is named for its file and states its source", "[hardware]") {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(test::source_path("reports/hw")))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"a6000d", "h100", "h200", "rtx5090"});
+  for (const std::string& name : names) {
     INFO(name);
     const HwProfile hw = load_hw(name);
     CHECK(hw.name == name);

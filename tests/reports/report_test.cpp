@@ -27,7 +27,7 @@ TEST_CASE("report: the bundle has README, CSV tables and SVG plots for every car
   const ReportOutcome r = write_report(o);
   namespace fs = std::filesystem;
   CHECK(fs::exists(fs::path(o.out) / "README.md"));
-  for (const char* hw : {"h200", "a6000d", "rtx5090"}) {
+  for (const char* hw : {"h200", "h100", "a6000d", "rtx5090"}) {
     INFO(hw);
     CHECK(fs::exists(fs::path(o.out) / fmt::format("vram_{}.csv", hw)));
     CHECK(fs::exists(fs::path(o.out) / fmt::format("latency_{}.csv", hw)));
