@@ -151,7 +151,7 @@ void add_common_options(CLI::App* c, ModelArgs& a) {
   c->add_option("--config", a.configs,
                 "config.json, repeatable: MiniCPM-SALA or a dense comparator such as scenarios/models/qwen3-8b.json "
                 "(default scenarios/models/minicpm-sala-9b.json)");
-  c->add_option("--hw", a.hw, "hardware profile: h200, h100, a6000d, rtx5090 (reports/hw/) or a JSON file")
+  c->add_option("--hw", a.hw, fmt::format("hardware profile: {} (reports/hw/) or a JSON file", reports::known_hw()))
       ->capture_default_str();
   c->add_option("--context", a.contexts, "context lengths, e.g. 4K,64K,1M,2048K (K = 1024, M = 1048576)")
       ->capture_default_str();

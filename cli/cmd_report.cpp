@@ -1,11 +1,13 @@
 // `salasim report`: writes the VRAM / latency report bundle (Markdown, CSV, plots) for every hardware profile.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "model/limits.hpp"
 #include "model/output_file.hpp"
 #include "reports/context.hpp"
+#include "reports/hardware.hpp"
 #include "reports/report.hpp"
 
 namespace salasim::cli {
@@ -50,7 +52,9 @@ void add_report(CLI::App& app, Run& run) {
   c->add_option("--context", a->contexts, "context lengths (default 4K,8K,...,2048K)");
   c->add_option("--config", a->configs,
                 "configs, repeatable (default scenarios/models/minicpm-sala-9b.json and qwen3-8b.json)");
-  c->add_option("--hw", a->hw, "hardware profiles, repeatable (default h200, h100, a6000d, rtx5090)");
+  c->add_option("--hw", a->hw,
+                fmt::format("hardware profiles, repeatable: {} (reports/hw/) or JSON files (default {})",
+                            reports::known_hw(), fmt::join(reports::ReportOptions{}.hw, ", ")));
   c->add_option("--chunk", a->opt.ws.chunk, "prefill chunk in tokens")
       ->check(whole_number(1, kMaxChunk))
       ->capture_default_str();

@@ -1,7 +1,9 @@
 // Hardware profile parsing, with errors naming the file, the field and the expectation.
 #include "reports/hardware.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "model/error.hpp"
 #include "model/json_field.hpp"
@@ -28,12 +30,23 @@ std::string hw_file(const std::string& name_or_path) {
   return data_path(is_path ? name_or_path : "reports/hw/" + name_or_path + ".json");
 }
 
+std::string known_hw() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(data_path("reports/hw"), ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 HwProfile load_hw(const std::string& name_or_path) {
   const std::string path = hw_file(name_or_path);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    fail("--hw {}: no hardware profile {} (known: h200, h100, a6000d, rtx5090, or a path to a JSON file)",
-         excerpt(name_or_path), excerpt(path));
+    fail("--hw {}: no hardware profile {} (known: {}, or a path to a JSON file)", excerpt(name_or_path), excerpt(path),
+         known_hw());
   const json j = parse_json_file(path);
   if (!j.is_object()) fail("{}: expected a JSON object at the top level, got {}", path, json_type_name(j));
   JsonDoc d{j, path, ""};

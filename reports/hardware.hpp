@@ -26,20 +26,22 @@ struct Efficiency {
 };
 
 struct HwProfile {
-  std::string name;              // "h200": the file stem, used in commands (--hw h200)
-  std::string file;              // where it was read from
-  std::string gpu;               // human name
-  int64_t memory_bytes = 0;      // memory a model may use on the card
-  double bf16_flops = 0;         // dense bf16 tensor FLOP/s with fp32 accumulate
-  double bandwidth = 0;          // device memory bytes/s
-  double exp_per_s = 0;          // exponentials/s (special-function units)
-  Efficiency efficiency;         // defaults; 1.0 everywhere means "predict the floor"
-  std::string source;            // where each number comes from
-  std::string uncertainty;       // what is not known about it
+  std::string name;          // "h200": the file stem, used in commands (--hw h200)
+  std::string file;          // where it was read from
+  std::string gpu;           // human name
+  int64_t memory_bytes = 0;  // memory a model may use on the card
+  double bf16_flops = 0;     // dense bf16 tensor FLOP/s with fp32 accumulate
+  double bandwidth = 0;      // device memory bytes/s
+  double exp_per_s = 0;      // exponentials/s (special-function units)
+  Efficiency efficiency;     // defaults; 1.0 everywhere means "predict the floor"
+  std::string source;        // where each number comes from
+  std::string uncertainty;   // what is not known about it
 };
 
 // `name_or_path`: a profile name ("h200" -> reports/hw/h200.json) or a path to a JSON file.
 HwProfile load_hw(const std::string& name_or_path);
 std::string hw_file(const std::string& name_or_path);
+// The profile names of reports/hw/, sorted and comma-separated ("a6000d, h100, h200, rtx5090"): what --hw knows.
+std::string known_hw();
 
 }  // namespace salasim::reports

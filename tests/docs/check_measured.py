@@ -73,20 +73,11 @@ def compare_card(source, card, salasim):
 
 
 CARDS = ("h200", "h100")  # the lent cards with measured records (reports/measured/CARD/)
-
-
-def generate(name, source, salasim):
-    """The text of the block NAME from the records, or None for a name no generator knows."""
-    if name == "verify-cpu":
-        return verify_cpu(source)
-    if name in CARDS:
-        return card_runs(source, name)
-    if name.startswith("compare-") and name[len("compare-"):] in CARDS:
-        return compare_card(source, name[len("compare-"):], salasim)
-    return None
-
-
-KNOWN = ["verify-cpu", *CARDS, *(f"compare-{c}" for c in CARDS)]
+# Each block's generator, called as gen(source, salasim).
+GENERATORS = {"verify-cpu": lambda source, _: verify_cpu(source)}
+for _card in CARDS:
+    GENERATORS[_card] = lambda source, _, card=_card: card_runs(source, card)
+    GENERATORS[f"compare-{_card}"] = lambda source, salasim, card=_card: compare_card(source, card, salasim)
 
 
 def check_file(source, rel, salasim, write, problems):
@@ -97,11 +88,11 @@ def check_file(source, rel, salasim, write, problems):
     names, out, last = [], [], 0
     for m in BLOCK.finditer(text):
         name = m.group(1)
-        if name not in KNOWN:
-            problems.append(f"{rel}: measured block '{name}': no generator (known: {', '.join(KNOWN)})")
+        if name not in GENERATORS:
+            problems.append(f"{rel}: measured block '{name}': no generator (known: {', '.join(GENERATORS)})")
             continue
         names.append(name)
-        want = generate(name, source, salasim)
+        want = GENERATORS[name](source, salasim)
         # a compare block is a table: compared line by line, not as one sentence
         norm = (lambda t: t.strip()) if name.startswith("compare-") else (lambda t: " ".join(t.split()))
         have = m.group(2)
