@@ -121,6 +121,7 @@ struct Args {
   std::string pdl = "on";       // "on" or "off": programmatic dependent launch (RunnerOptions::pdl)
   std::string fuse = "on";      // "on", "off" or a list of residual, gate, rope (fusion_of; RunnerOptions::fusion)
   std::string ahead = "on";     // decode steps enqueued one ahead, the token picked on the device (model/generate.hpp)
+  std::string graph = "on";     // decode steps captured and launched as CUDA graphs (RunnerOptions::graph)
   std::string attn_engine = "auto";  // sparse_attn's prefill kernel: auto, tma or cp_async (RunnerOptions::attn_engine)
   int64_t prompt_seed = -1;          // the prompt's random tokens; -1: --seed
   std::string dump_taps;             // tap dump of the chosen taps and rows
@@ -230,6 +231,7 @@ gpu::RunnerOptions runner_options(const Args& a, const Prepared& p) {
   o.gemv = a.gemv == "cublas" ? gpu::Gemv::cublas : gpu::Gemv::custom;
   o.pdl = a.pdl == "on";
   o.fusion = fusion_of(a.fuse);
+  o.graph = a.graph == "on";
   using E = gpu::AttnArgs::Engine;
   o.attn_engine = a.attn_engine == "tma" ? E::tma : a.attn_engine == "cp_async" ? E::cp_async : E::automatic;
   return o;
@@ -392,6 +394,9 @@ reports::RunRecord make_record(const Args& a, const Prepared& p, const Measured&
   rec.fusion = fusion_name(o.fusion);
   rec.ahead = p.dump ? "off" : a.ahead;
   rec.attn_engine = a.attn_engine;
+  rec.graph = p.dump ? "off" : a.graph;
+  const gpu::DecodeGraphStats gs = r.decode_graph_stats();
+  rec.graph_updated = gs.updated, rec.graph_instantiated = gs.instantiated;
   const gpu::AttnTileStats ts = r.attn_tile_stats();
   rec.tile_loaded = ts.loaded, rec.tile_attended = ts.attended, rec.tiles = ts.tiles, rec.tile_queries = ts.queries;
   size_t fr = 0, tot = 0;
@@ -427,8 +432,12 @@ void print_run(const Args& a, const Prepared& p, const reports::RunRecord& rec, 
     fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f}) over the {} unprofiled steps\n",
                a.decode, d.median_ms, d.min_ms, d.max_ms, d.step_ms.size());
   if (!d.enqueue_ms.empty())
-    fmt::print("  host time to enqueue a step: median {:.2f} ms ({:.0f}% of the step's wall time)\n",
-               d.enqueue_median_ms, d.median_ms > 0 ? 100.0 * d.enqueue_median_ms / d.median_ms : 0.0);
+    fmt::print("  host time to enqueue a step: median {:.2f} ms ({:.0f}% of the step's wall time){}\n",
+               d.enqueue_median_ms, d.median_ms > 0 ? 100.0 * d.enqueue_median_ms / d.median_ms : 0.0,
+               rec.graph_updated + rec.graph_instantiated > 0
+                   ? fmt::format("; {} steps as CUDA graphs, {} updated, {} instantiated",
+                                 rec.graph_updated + rec.graph_instantiated, rec.graph_updated, rec.graph_instantiated)
+                   : std::string());
   if (rec.decode_gpu_ms) {
     // The profiled steps' op intervals include the events' own cost and any gap between ops, so they can add up
     // to more than an unprofiled step's wall time: then the host overhead is below what this can separate.
@@ -530,6 +539,11 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
                 "decode steps enqueued one ahead of the token awaited, each picking its token on "
                 "the device (model/generate.hpp): on (default) or off, each step then waiting "
                 "for its logits on the host; --dump-taps runs off; the tokens are the same")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  c->add_option("--graph", a->graph,
+                "each unprofiled decode step captured as one CUDA graph and launched as one (gpu/runner.hpp): on "
+                "(default) or off, each kernel then launched from the host; --dump-taps runs off; the same bits")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   c->add_option("--attn-engine", a->attn_engine,

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
 
 #include "gpu/check.cuh"
 #include "gpu/compress_k.hpp"
@@ -120,6 +123,11 @@ struct Runner::Impl {
     if (ahead_issued != ahead_read)
       fail("{} with {} decode_ahead steps in flight: decode_wait for them first", what, ahead_issued - ahead_read);
   }
+  // decode steps as CUDA graphs (RunnerOptions::graph): one executable per topology, keyed by its node count (two
+  // topologies of one count only cost a fresh instantiation: cudaGraphExecUpdate refuses a graph whose nodes or
+  // edges differ from the executable's, and then that key's executable is rebuilt)
+  std::map<size_t, cudaGraphExec_t> graphs;
+  DecodeGraphStats graph_stats;
   // profiling
   struct Seg {
     int cls;
@@ -135,6 +143,7 @@ struct Runner::Impl {
       flush_profile();
     } catch (const Error&) {}
     for (cudaEvent_t e : pool) cudaEventDestroy(e);
+    for (auto& [n, x] : graphs) cudaGraphExecDestroy(x);  // a launch still in flight is freed when it completes
     for (cudaEvent_t e : ring_done)
       if (e) cudaEventDestroy(e);
     if (ring) cudaFreeHost(ring);
@@ -526,6 +535,16 @@ struct Runner::Impl {
     return forced_blocks.get();
   }
 
+  // tokens[0 .. T) = host ids for positions len .. len + T - 1, each checked against the vocabulary first.
+  void upload_tokens(const int32_t* host_tokens, int64_t T) {
+    for (int64_t t = 0; t < T; ++t)
+      if (host_tokens[t] < 0 || host_tokens[t] >= cfg.vocab_size)
+        fail("token {} at position {} is outside the vocabulary [0, {})", host_tokens[t], len + t, cfg.vocab_size);
+    CUDA_CHECK(cudaMemcpyAsync(tokens.get(), host_tokens, size_t(T) * 4, cudaMemcpyHostToDevice, stream),
+               "tokens upload");
+    greedy_on_device = false;
+  }
+
   // One forward call over tokens at positions len..len+T-1 (T <= chunk). host_tokens: the ids, checked here and
   // uploaded; nullptr: tokens[0] already holds the one id (T = 1), written by the step before's greedy_token.
   void forward(const int32_t* host_tokens, int64_t T, bool sparse, int64_t n_blocks, bool recurrent_gla,
@@ -534,14 +553,7 @@ struct Runner::Impl {
     const int64_t D = c.hidden_size, pos0 = len;
     const float eps = float(c.rms_norm_eps);
     if (taps) taps->phase = phase;
-    if (host_tokens) {
-      for (int64_t t = 0; t < T; ++t)
-        if (host_tokens[t] < 0 || host_tokens[t] >= c.vocab_size)
-          fail("token {} at position {} is outside the vocabulary [0, {})", host_tokens[t], pos0 + t, c.vocab_size);
-      CUDA_CHECK(cudaMemcpyAsync(tokens.get(), host_tokens, size_t(T) * 4, cudaMemcpyHostToDevice, stream),
-                 "tokens upload");
-      greedy_on_device = false;
-    }
+    if (host_tokens) upload_tokens(host_tokens, T);
     hc = h.get();
     pending = nullptr;
     const int I = c.intermediate_size;
@@ -595,6 +607,65 @@ struct Runner::Impl {
     }
     len += T;
     flush_profile();
+  }
+
+  // Whether a decode step can run as a graph: nothing in it may wait on the host (tap downloads, forced uploads and
+  // profiling events each synchronise the stream inside the step).
+  bool graph_step(const TapRecorder* taps, const TapMap* forced) const {
+    return opt.graph && !taps && !forced && !opt.profile;
+  }
+  // Runs enqueue() under stream capture and launches what it enqueued as one graph: the executable kept for the
+  // captured topology updated with the new arguments, or a fresh one. Launches of an executable already in flight
+  // keep the arguments they were launched with (cudaGraphExecUpdate affects later launches only).
+  template <class F>
+  void as_graph(F&& enqueue) {
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "decode graph: begin capture");
+    cudaGraph_t g = nullptr;
+    try {
+      enqueue();
+    } catch (...) {  // end the capture so the stream is usable again, then report the step's own error
+      if (cudaStreamEndCapture(stream, &g) == cudaSuccess && g) cudaGraphDestroy(g);
+      (void)cudaGetLastError();
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(stream, &g), "decode graph: end capture");
+    const std::unique_ptr<CUgraph_st, cudaError_t (*)(cudaGraph_t)> owned(g, cudaGraphDestroy);
+    size_t n = 0;
+    CUDA_CHECK(cudaGraphGetNodes(g, nullptr, &n), "decode graph: node count");
+    cudaGraphExec_t& x = graphs[n];
+    bool updated = false;
+    if (x) {
+      cudaGraphExecUpdateResultInfo info{};
+      updated = cudaGraphExecUpdate(x, g, &info) == cudaSuccess;
+      if (!updated) {
+        (void)cudaGetLastError();  // cudaErrorGraphExecUpdateFailure: another topology of the same size
+        CUDA_CHECK(cudaGraphExecDestroy(x), "decode graph: destroy");
+        x = nullptr;
+      }
+    }
+    if (!x) CUDA_CHECK(cudaGraphInstantiate(&x, g, 0), "decode graph: instantiate");
+    ++(updated ? graph_stats.updated : graph_stats.instantiated);
+    ++graph_stats.steps;
+    CUDA_CHECK(cudaGraphLaunch(x, stream), "decode graph: launch");
+  }
+
+  // One decode step's forward (token: the host id to upload, or nullptr when tokens[0] holds it), as a graph where
+  // graph_step allows.
+  void decode_forward(const int32_t* token, const std::string& phase, TapRecorder* taps, const TapMap* forced,
+                      const std::function<void()>& after = {}) {
+    const int64_t p = len;
+    const bool sparse = p + 1 >= cfg.sparse.dense_len;
+    const int64_t n_blocks = ceil_div(p + 1, cfg.sparse.block_size);
+    if (!graph_step(taps, forced)) {
+      forward(token, 1, sparse, n_blocks, true, phase, 0, taps, forced, true);
+      if (after) after();
+      return;
+    }
+    if (token) upload_tokens(token, 1);  // pageable host memory: outside the capture
+    as_graph([&] {
+      forward(nullptr, 1, sparse, n_blocks, true, phase, 0, nullptr, nullptr, true);
+      if (after) after();
+    });
   }
 
   std::vector<float> logits() {
@@ -655,11 +726,9 @@ std::vector<float> Runner::decode(int32_t token, TapRecorder* taps, const TapMap
   if (m.prefill_total >= 0) fail("decode before the prefill finished");
   m.no_steps_in_flight("decode");
   if (m.len + 1 > m.opt.max_context) fail("decode past the planned context of {}", m.opt.max_context);
-  const int64_t p = m.len;
   const std::string phase = decode_phase(m.decode_steps++);
   const auto t0 = std::chrono::steady_clock::now();
-  m.forward(&token, 1, p + 1 >= m.cfg.sparse.dense_len, ceil_div(p + 1, m.cfg.sparse.block_size), true, phase, 0, taps,
-            forced, true);
+  m.decode_forward(&token, phase, taps, forced);
   m.enqueue_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return m.logits();
 }
@@ -682,12 +751,11 @@ void Runner::decode_ahead(const int32_t* token) {
       CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "decode_ahead event");
   }
   const int slot = int(m.ahead_issued % Impl::kRing);
-  const int64_t p = m.len;
   const std::string phase = decode_phase(m.decode_steps++);
   const auto t0 = std::chrono::steady_clock::now();
-  m.forward(token, 1, p + 1 >= m.cfg.sparse.dense_len, ceil_div(p + 1, m.cfg.sparse.block_size), true, phase, 0,
-            nullptr, nullptr, true);
-  greedy_token(m.logits_bf16.get(), m.cfg.vocab_size, m.tokens.get(), m.ring_dev + 2 * slot, m.stream);
+  m.decode_forward(token, phase, nullptr, nullptr, [&] {  // the step's own greedy token, inside its graph
+    greedy_token(m.logits_bf16.get(), m.cfg.vocab_size, m.tokens.get(), m.ring_dev + 2 * slot, m.stream);
+  });
   m.greedy_on_device = true;
   CUDA_CHECK(cudaEventRecord(m.ring_done[slot], m.stream), "decode_ahead event");
   m.enqueue_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -705,6 +773,7 @@ GreedyStep Runner::decode_wait() {
 }
 
 const std::vector<double>& Runner::decode_enqueue_s() const { return impl_->enqueue_s; }
+DecodeGraphStats Runner::decode_graph_stats() const { return impl_->graph_stats; }
 
 std::vector<float> Runner::gla_state(int layer) const {
   const Impl& m = *impl_;
@@ -771,6 +840,7 @@ void Runner::reset() {
   m.prefill_total = -1;
   m.decode_steps = 0;
   m.enqueue_s.clear();
+  m.graph_stats = {};  // the executables stay: the buffers their nodes name are the same allocation
   m.ahead_issued = m.ahead_read = 0;  // the stream is idle: any step in flight has finished, its token unread
   m.greedy_on_device = false;
   for (Impl::KeptSelection& k : m.kept) k = {};

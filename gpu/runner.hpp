@@ -37,6 +37,9 @@ struct RunnerOptions {
   bool pdl = true;           // programmatic dependent launch on the runner's stream (gpu/common.hpp Stream)
   Gemv gemv = Gemv::custom;  // single-token GEMMs: the custom gemv or cuBLAS (gpu/linear.hpp)
   DecodeFusion fusion;       // decode steps' fused kernels (above)
+  // A decode step without taps, forced selections or profiling is captured as one CUDA graph and launched as one
+  // (Runner::decode_graph_stats): the GPU then runs the step's few hundred kernels with no host launch between them.
+  bool graph = true;
   AttnArgs::Engine attn_engine = AttnArgs::Engine::automatic;  // sparse_attn's prefill kernel (gpu/sparse_attn.hpp)
 };
 
@@ -56,6 +59,15 @@ MemoryPlan plan_memory(const ModelConfig& c, const RunnerOptions& o);
 struct PhaseTimes {
   double gemm = 0, select = 0, sparse_attn = 0, dense_attn = 0, gla = 0, other = 0;
   double total() const { return gemm + select + sparse_attn + dense_attn + gla + other; }
+};
+
+// The decode steps run as CUDA graphs since the sequence began (RunnerOptions::graph). Each step is captured anew
+// (its positions and lengths are kernel arguments) and either updates the executable graph kept for its topology
+// (cudaGraphExecUpdate: the same kernels and edges, new arguments) or, when none fits, instantiates one. Topologies
+// differ by the kernels a step launches: compress_k's only when a window completes, the selection's only past
+// dense_len, so a long decode keeps a handful of executables and updates them.
+struct DecodeGraphStats {
+  int64_t steps = 0, updated = 0, instantiated = 0;
 };
 
 // How much the sparse prefill's query tiles shared (AttnArgs::tile_stats summed over every sparse layer and chunk
@@ -96,9 +108,11 @@ class Runner {
   GreedyStep decode_wait();
 
   // Per decode step since the sequence began: host seconds spent enqueueing the step's work (embedding to logits,
-  // before the wait for the logits). Below the step's wall time, the GPU is what a step waits on; the launches are
-  // then hidden except for the gaps between kernels on the GPU.
+  // before the wait for the logits; with graphs: the capture, the update or instantiation, and the one launch).
+  // Below the step's wall time, the GPU is what a step waits on; without graphs the launches are then hidden except
+  // for the gaps between kernels on the GPU.
   const std::vector<double>& decode_enqueue_s() const;
+  DecodeGraphStats decode_graph_stats() const;
 
   // Per-op CUDA events (times()) on or off from the next call; they cost host time on every op.
   void set_profile(bool on);

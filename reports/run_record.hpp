@@ -44,6 +44,9 @@ struct RunRecord {
   DecodeStats decode;
   std::string gemv, pdl, fusion, ahead;  // the variants the run took (salasim run --gemv, --pdl, --fuse, --ahead)
   std::string attn_engine;               // ... and --attn-engine
+  std::string graph;                     // ... and --graph
+  // decode steps run as CUDA graphs (gpu::DecodeGraphStats): executables updated with a step's arguments, and built
+  int64_t graph_updated = 0, graph_instantiated = 0;
   // The sparse prefill's query tiles (gpu::AttnTileStats): blocks loaded (each tile's union), blocks attended (per
   // query), tiles, queries; all 0 when no prefill call was sparse.
   int64_t tile_loaded = 0, tile_attended = 0, tiles = 0, tile_queries = 0;

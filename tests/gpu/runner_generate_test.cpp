@@ -117,6 +117,63 @@ TEST_CASE("generate: steps enqueued ahead give the synchronous loop's tokens", "
   CHECK_THROWS_AS(r.decode_ahead(&bad), Error);  // an id outside the vocabulary, refused on the host
 }
 
+// RunnerOptions::graph: each decode step captured and launched as one CUDA graph. The logits of the synchronous
+// steps and the tokens of the steps enqueued ahead must be those of the kernels launched one by one, bit for bit,
+// across dense_len (the selection's kernels join the step) and the compressed-key windows that complete every 16
+// and 64 tokens (compress_k launches only then): every topology a decode has, each executable kept and updated.
+TEST_CASE("generate: decode steps as CUDA graphs give the bits of kernels launched one by one", "[generate][gpu]") {
+  const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
+  const WeightSource w = synthetic_weights(3);
+  const std::vector<int32_t> prompt = random_tokens(6, 1000, c.vocab_size);  // decode crosses dense_len (1024)
+  const int steps = 80;
+  auto run = [&](bool graph, bool ahead, gpu::DecodeGraphStats* st) {
+    gpu::RunnerOptions o;
+    o.max_context = 1100;
+    o.chunk = 512;
+    o.graph = graph;
+    gpu::Runner r(c, w, o);
+    std::vector<std::vector<float>> logits;
+    GenerateOptions go;
+    go.max_new = steps;
+    go.ahead = ahead;
+    if (ahead) {
+      const Generation g = r.generate(prompt, go);
+      CHECK(g.logits_finite);
+      for (int32_t t : g.tokens) logits.push_back({float(t)});
+    } else {  // the synchronous steps: their logits, every one
+      r.begin_prefill(int64_t(prompt.size()));
+      std::vector<float> lg;
+      for (size_t i = 0; i < prompt.size(); i += 512)
+        lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i),
+                                                  prompt.begin() + int64_t(std::min(prompt.size(), i + 512))));
+      int32_t t = argmax(lg);
+      for (int k = 0; k < steps; ++k) {
+        logits.push_back(r.decode(t));
+        t = argmax(logits.back());
+      }
+    }
+    *st = r.decode_graph_stats();
+    return logits;
+  };
+  for (const bool ahead : {false, true}) {
+    INFO("ahead " << ahead);
+    gpu::DecodeGraphStats off, on;
+    const auto want = run(false, ahead, &off);
+    const auto got = run(true, ahead, &on);
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      INFO("step " << k);
+      CHECK(got[k] == want[k]);
+    }
+    CHECK(off.steps == 0);
+    const int64_t n = ahead ? steps - 1 : steps;  // ahead: the last token is never fed back
+    CHECK(on.steps == n);
+    CHECK(on.updated + on.instantiated == n);
+    CHECK(on.instantiated >= 2);      // the dense and the sparse step differ
+    CHECK(on.instantiated * 4 <= n);  // a handful of topologies, each kept: most steps only update
+  }
+}
+
 TEST_CASE("generate: last_selection is the selection the sparse layers used for the last token", "[generate][gpu]") {
   const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
   const WeightSource w = synthetic_weights(1);
