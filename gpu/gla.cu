@@ -155,6 +155,11 @@ __global__ void __launch_bounds__(kThreads, 1) segment_state_kernel(const uint16
 
 // ws[seg] (W_seg^T) becomes the state entering seg (transposed); S [H, hd(k), hd(v)]: the call's entering state,
 // updated to the state after it. Grid (H, hd*hd/256), 256 threads: thread e = (v, k) of the transposed state.
+// A thread's walk is serial in its segments, but the loads of its W_seg are not: they are issued kScanBatch at a time
+// before the batch's updates, so the walk waits on one load latency a batch, not one a segment (a 1M-token call's
+// 512 segments had each thread wait 512 times, 344 cycles a load on the L1TEX scoreboard, the kernel 3.85 ms at 4%
+// of the SM on the H200: bench/RESULTS.md). The updates themselves run in the same order: the same bits.
+constexpr int kScanBatch = 16;
 __global__ void scan_kernel(int64_t nseg, int64_t seg_chunks, int64_t T, const float* __restrict__ gamma,
                             float* __restrict__ S, float* __restrict__ ws) {
   const int h = blockIdx.x, H = gridDim.x;
@@ -162,12 +167,20 @@ __global__ void scan_kernel(int64_t nseg, int64_t seg_chunks, int64_t T, const f
   const float glog2 = gamma[h] * kLog2e;
   float* Sh = S + int64_t(h) * kHd * kHd + kk * kHd + vv;
   float s = *Sh;
-  for (int64_t seg = 0; seg < nseg; ++seg) {
-    const int64_t len = std::min(seg_chunks * kC, T - seg * seg_chunks * kC);
-    float* w = ws + (seg * H + h) * int64_t(kHd * kHd) + e;
-    const float wc = *w;
-    *w = s;
-    s = exp2f(glog2 * float(len)) * s + wc;
+  const int64_t seg_stride = int64_t(H) * kHd * kHd;
+  float* w0 = ws + int64_t(h) * kHd * kHd + e;  // segment seg's element at w0 + seg * seg_stride
+  for (int64_t b = 0; b < nseg; b += kScanBatch) {
+    float wc[kScanBatch];
+#pragma unroll
+    for (int i = 0; i < kScanBatch; ++i) wc[i] = b + i < nseg ? w0[(b + i) * seg_stride] : 0.f;
+#pragma unroll
+    for (int i = 0; i < kScanBatch; ++i) {
+      const int64_t seg = b + i;
+      if (seg >= nseg) break;
+      const int64_t len = std::min(seg_chunks * kC, T - seg * seg_chunks * kC);
+      w0[seg * seg_stride] = s;
+      s = exp2f(glog2 * float(len)) * s + wc[i];
+    }
   }
   *Sh = s;
 }
