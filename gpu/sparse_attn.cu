@@ -633,6 +633,16 @@ namespace {
 
 using OpName = std::function<std::string()>;
 
+// The dynamic shared-memory limit of `kernel` raised to `bytes` where a call needs more than `raised` (the launcher's
+// own high-water mark, a static of its call site): the attribute belongs to the function, process-wide, so each size
+// is set once, not at every launch.
+template <class Kernel>
+void raise_smem_limit(Kernel kernel, size_t bytes, size_t& raised, const OpName& op) {
+  if (bytes <= raised) return;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)), op);
+  raised = bytes;
+}
+
 // Decode-sized calls (T <= kAttnSplitMaxT): every (query, kv group) row's keys cut into splits, each split's partial
 // softmax state in the workspace, then merged by combine_kernel.
 void launch_split(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V, bf16* out, float sc, Stream s,
@@ -645,11 +655,8 @@ void launch_split(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V
   ARG_CHECK(nsplit <= 65535, op, "too many splits");
   auto* part_ml = static_cast<float2*>(a.workspace);
   auto* part_o = reinterpret_cast<float*>(part_ml + a.T * a.G * nsplit * kRows);
-  static bool split_attr = false;
-  if (!split_attr) {
-    CUDA_CHECK(cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSplitSmem)), op);
-    split_attr = true;
-  }
+  static size_t split_attr = 0;
+  raise_smem_limit(split_kernel, kSplitSmem, split_attr, op);
   CUDA_CHECK(launch_pdl(split_kernel, dim3(unsigned(a.T), unsigned(a.G), unsigned(nsplit)), kSplitThreads, kSplitSmem,
                         s, q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, part_ml, part_o),
              [&] { return op() + " split"; });
@@ -679,11 +686,8 @@ bool launch_ring(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V,
     CUDA_CHECK(bf16_rows_map(&vmap, V, a.cap, a.pos0 + a.T, a.G, kBlock), [&] { return op() + " value map"; });
   }
   const size_t rsmem = ring_smem(nbw);
-  static size_t ring_attr = 0;  // raised as far as a call needs, once per size
-  if (rsmem > ring_attr) {
-    CUDA_CHECK(cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rsmem)), op);
-    ring_attr = rsmem;
-  }
+  static size_t ring_attr = 0;
+  raise_smem_limit(ring_kernel, rsmem, ring_attr, op);
   const dim3 grid(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G));
   ring_kernel<<<grid, kRingThreads, rsmem, s>>>(kmap, vmap, q, a.ldq, a.T, a.pos0, a.G, sc, a.blocks, a.k_sel, nbw, out,
                                                 a.ldo, a.tile_stats);
@@ -696,11 +700,8 @@ void launch_tile(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V,
                  const OpName& op) {
   const size_t smem = size_t(2 * kStages * kTile) * 2 + size_t(nbw) * 4 + size_t(kQ * kMaxSel) * 4;
   ARG_CHECK(smem <= 227 * 1024, op, "context too long for the union bitmap in shared memory");
-  static size_t tile_attr = 0;  // raised as far as a call needs, once per size
-  if (smem > tile_attr) {
-    CUDA_CHECK(cudaFuncSetAttribute(tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
-    tile_attr = smem;
-  }
+  static size_t tile_attr = 0;
+  raise_smem_limit(tile_kernel, smem, tile_attr, op);
   const dim3 grid(unsigned((a.T + kQ - 1) / kQ), unsigned(a.G));
   tile_kernel<<<grid, kThreads, smem, s>>>(q, a.ldq, a.T, a.pos0, K, V, a.cap, a.G, sc, a.blocks, a.k_sel, nbw, out,
                                            a.ldo, a.tile_stats);
