@@ -37,8 +37,8 @@ namespace {
 using bf16 = __nv_bfloat16;
 
 constexpr int kHd = 128, kC = 64, kThreads = 256;
-constexpr int kLd = kHd + 8;   // bf16 row stride of the Q/K/V/O tiles: 272 B puts ldmatrix's 8 rows in 8 bank groups
-constexpr int kLdP = kC + 8;   // bf16 row stride of the P tiles (144 B)
+constexpr int kLd = kHd + 8;  // bf16 row stride of the Q/K/V/O tiles: 272 B puts ldmatrix's 8 rows in 8 bank groups
+constexpr int kLdP = kC + 8;  // bf16 row stride of the P tiles (144 B)
 constexpr int kTile = kC * kLd;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr size_t kStateSmem = size_t(2 * 2 * kTile) * 2;                        // 2 stages of K, V: 69,632 B
@@ -75,7 +75,8 @@ __device__ void store_state(const float (&s)[16][4], float* St, int warp, int la
 // V^T A fragments of the warp's 16 value rows for the chunk's 4 k-steps of 16 tokens, from the V tile [t][v].
 __device__ void load_vt(uint32_t (&vf)[4][4], const bf16* Vs, int warp, int lane) {
 #pragma unroll
-  for (int st = 0; st < 4; ++st) mma::ldmatrix_x4_trans(vf[st], mma::frag_a_km_addr(Vs + 16 * st * kLd + 16 * warp, kLd, lane));
+  for (int st = 0; st < 4; ++st)
+    mma::ldmatrix_x4_trans(vf[st], mma::frag_a_km_addr(Vs + 16 * st * kLd + 16 * warp, kLd, lane));
 }
 
 // S^T <- lambda^L S^T + sum_i (lambda^(L-1-i) v_i)^T k_i over the chunk's tokens i < L, the decayed V split into NS
@@ -120,10 +121,9 @@ __device__ void state_update(float (&s)[16][4], const uint32_t (&vf)[4][4], cons
 }
 
 // W_seg^T for every segment: ws [nseg, H, hd(v), hd(k)] fp32. Grid (nseg, H), kThreads threads.
-__global__ void __launch_bounds__(kThreads, 1) segment_state_kernel(const uint16_t* __restrict__ k,
-                                                                     const uint16_t* __restrict__ v, int64_t ld,
-                                                                     int64_t T, const float* __restrict__ gamma,
-                                                                     int64_t seg_chunks, float* __restrict__ ws) {
+__global__ void __launch_bounds__(kThreads, 1)
+    segment_state_kernel(const uint16_t* __restrict__ k, const uint16_t* __restrict__ v, int64_t ld, int64_t T,
+                         const float* __restrict__ gamma, int64_t seg_chunks, float* __restrict__ ws) {
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* base = reinterpret_cast<bf16*>(smem);
   // stage st: K at base + st * kTile, V at base + (2 + st) * kTile (no pointer arrays: a run-time index would put
@@ -186,12 +186,10 @@ __global__ void scan_kernel(int64_t nseg, int64_t seg_chunks, int64_t T, const f
 }
 
 // Outputs of every chunk. ws[seg]: the state entering seg, transposed. Grid (nseg, H), kThreads threads.
-__global__ void __launch_bounds__(kThreads, 1) chunk_fwd_kernel(const uint16_t* __restrict__ q,
-                                                                 const uint16_t* __restrict__ k,
-                                                                 const uint16_t* __restrict__ v, int64_t ld, int64_t T,
-                                                                 const float* __restrict__ gamma, float tau,
-                                                                 const float* __restrict__ ws, int64_t seg_chunks,
-                                                                 uint16_t* __restrict__ o, int64_t ldo) {
+__global__ void __launch_bounds__(kThreads, 1)
+    chunk_fwd_kernel(const uint16_t* __restrict__ q, const uint16_t* __restrict__ k, const uint16_t* __restrict__ v,
+                     int64_t ld, int64_t T, const float* __restrict__ gamma, float tau, const float* __restrict__ ws,
+                     int64_t seg_chunks, uint16_t* __restrict__ o, int64_t ldo) {
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* base = reinterpret_cast<bf16*>(smem);
   // stage st: Q at base + st * kTile, K at base + (2 + st) * kTile, V at base + (4 + st) * kTile
@@ -322,9 +320,9 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_fwd_kernel(const uint16_t* 
 // Every CTA of a head repeats that work (8 per head): 256 dims, far cheaper than the launch it replaces.
 constexpr int kRecCols = 16;
 template <bool Rope>
-__global__ void __launch_bounds__(kHd) recurrent_kernel(const uint16_t* q, const uint16_t* k, const uint16_t* v,
-                                                        int64_t ld, int64_t T, const float* gamma, float tau, float* S,
-                                                        uint16_t* o, int64_t ldo, GlaRope rope) {
+__global__ void __launch_bounds__(kHd)
+    recurrent_kernel(const uint16_t* q, const uint16_t* k, const uint16_t* v, int64_t ld, int64_t T, const float* gamma,
+                     float tau, float* S, uint16_t* o, int64_t ldo, GlaRope rope) {
   pdl_begin();  // launched with launch_pdl (pdl.cuh)
   __shared__ float qs[kHd], ks[kHd], vs[kRecCols], part[kHd / 16][kRecCols];
   const int h = blockIdx.x, col0 = blockIdx.y * kRecCols, tid = threadIdx.x, r = tid / kRecCols, j = tid % kRecCols;
@@ -383,11 +381,12 @@ void gla_chunked(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, 
   if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
   if (T == 0) return;
   if (ld % 8 || ldo % 8 || !aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(o) || !aligned16(workspace))
-    cuda_fail(cudaErrorInvalidValue, "gla_chunked needs 16-byte aligned q, k, v, o, workspace and ld, ldo % 8 == 0", op(),
-              __FILE__, __LINE__);
+    cuda_fail(cudaErrorInvalidValue, "gla_chunked needs 16-byte aligned q, k, v, o, workspace and ld, ldo % 8 == 0",
+              op(), __FILE__, __LINE__);
   static bool attrs = false;  // raise the dynamic shared-memory limits once per process
   if (!attrs) {
-    CUDA_CHECK(cudaFuncSetAttribute(segment_state_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kStateSmem)), op);
+    CUDA_CHECK(cudaFuncSetAttribute(segment_state_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kStateSmem)),
+               op);
     CUDA_CHECK(cudaFuncSetAttribute(chunk_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kFwdSmem)), op);
     attrs = true;
   }
@@ -398,16 +397,16 @@ void gla_chunked(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, 
   scan_kernel<<<dim3(unsigned(H), unsigned(kHd * kHd / 256)), 256, 0, s>>>(nseg, per, T, gamma, S, W);
   CHECK_LAUNCH([&] { return op() + " scan"; });
   chunk_fwd_kernel<<<dim3(unsigned(nseg), unsigned(H)), kThreads, kFwdSmem, s>>>(q, k, v, ld, T, gamma, tau, W, per, o,
-                                                                                  ldo);
+                                                                                 ldo);
   CHECK_LAUNCH([&] { return op() + " chunk_fwd"; });
 }
 
 namespace {
 // gla_recurrent and gla_recurrent_rope: one grid (H, hd / kRecCols) of the recurrent kernel; name: the op in errors.
 template <bool Rope>
-void launch_recurrent(const char* name, const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T,
-                      int H, int hd, const GlaRope& rope, const float* gamma, float tau, float* S, bf16_t* o,
-                      int64_t ldo, Stream s) {
+void launch_recurrent(const char* name, const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H,
+                      int hd, const GlaRope& rope, const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo,
+                      Stream s) {
   const auto op = [&] { return op_desc(name, {{"T", T}, {"H", H}, {"hd", hd}, {"pos0", rope.pos0}}); };
   if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
   if (Rope && !rope.inv_freq)
@@ -425,7 +424,8 @@ void gla_recurrent(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld
 }
 
 void gla_recurrent_rope(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H, int hd,
-                        const GlaRope& rope, const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, Stream s) {
+                        const GlaRope& rope, const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo,
+                        Stream s) {
   launch_recurrent<true>("gla_recurrent_rope", q, k, v, ld, T, H, hd, rope, gamma, tau, S, o, ldo, s);
 }
 

@@ -840,7 +840,7 @@ void Runner::reset() {
   m.prefill_total = -1;
   m.decode_steps = 0;
   m.enqueue_s.clear();
-  m.graph_stats = {};  // the executables stay: the buffers their nodes name are the same allocation
+  m.graph_stats = {};                 // the executables stay: the buffers their nodes name are the same allocation
   m.ahead_issued = m.ahead_read = 0;  // the stream is idle: any step in flight has finished, its token unread
   m.greedy_on_device = false;
   for (Impl::KeptSelection& k : m.kept) k = {};

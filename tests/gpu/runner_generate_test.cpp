@@ -34,7 +34,8 @@ TEST_CASE("generate: Runner::generate is the greedy loop, and reset starts afres
     r.begin_prefill(int64_t(prompt.size()));
     std::vector<float> lg;
     for (size_t i = 0; i < prompt.size(); i += 704)
-      lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 704))));
+      lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i),
+                                                prompt.begin() + int64_t(std::min(prompt.size(), i + 704))));
     for (int k = 0; k < 12; ++k) {
       manual.push_back(argmax(lg));
       if (k + 1 < 12) lg = r.decode(manual.back());
@@ -78,7 +79,8 @@ TEST_CASE("generate: steps enqueued ahead give the synchronous loop's tokens", "
     r.begin_prefill(int64_t(prompt.size()));
     std::vector<float> lg;
     for (size_t i = 0; i < prompt.size(); i += 512)
-      lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 512))));
+      lg = r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i),
+                                                prompt.begin() + int64_t(std::min(prompt.size(), i + 512))));
     for (int k = 0; k < 40; ++k) {
       manual.push_back(argmax(lg));
       if (k + 1 < 40) lg = r.decode(manual.back());
@@ -105,7 +107,8 @@ TEST_CASE("generate: steps enqueued ahead give the synchronous loop's tokens", "
   r.reset();
   r.begin_prefill(int64_t(prompt.size()));
   for (size_t i = 0; i < prompt.size(); i += 512)
-    r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 512))));
+    r.prefill_piece(
+        std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 512))));
   CHECK_THROWS_AS(r.decode_wait(), Error);  // nothing in flight
   r.decode_ahead(&manual[0]);
   r.decode_ahead(nullptr);
@@ -227,7 +230,8 @@ TEST_CASE("generate: last_selection is the selection the sparse layers used for 
 // same inputs: the two must agree bit for bit, through a chunked sparse prefill (1300 > dense_len 1024) and decode.
 // The untapped run also takes the decode step's fused kernels (gemv_residual, gemv_gate, gla_recurrent_rope), the
 // tapped one the separate kernels; runs with some or none of the fusions must give the same bits too.
-TEST_CASE("decode: logits of back-to-back kernels equal those of a sync after every op, bit for bit", "[generate][gpu]") {
+TEST_CASE("decode: logits of back-to-back kernels equal those of a sync after every op, bit for bit",
+          "[generate][gpu]") {
   const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
   const WeightSource w = synthetic_weights(7);
   const std::vector<int32_t> prompt = random_tokens(11, 1300, c.vocab_size);
@@ -247,8 +251,9 @@ TEST_CASE("decode: logits of back-to-back kernels equal those of a sync after ev
     std::vector<std::vector<float>> logits;
     r.begin_prefill(int64_t(prompt.size()));
     for (size_t i = 0; i < prompt.size(); i += 512)
-      logits.push_back(r.prefill_piece(
-          std::vector<int32_t>(prompt.begin() + int64_t(i), prompt.begin() + int64_t(std::min(prompt.size(), i + 512))), t));
+      logits.push_back(r.prefill_piece(std::vector<int32_t>(prompt.begin() + int64_t(i),
+                                                            prompt.begin() + int64_t(std::min(prompt.size(), i + 512))),
+                                       t));
     for (int k = 0; k < 24; ++k) {
       m.clear();  // the tapped run keeps one step's taps at a time
       logits.push_back(r.decode(argmax(logits.back()), t));
