@@ -211,12 +211,17 @@ std::vector<SourceLine> find_kernels(const std::string& rel) {
   const auto& lines = source_file(rel);
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].rfind("__global__", 0) != 0) continue;
-    for (std::sregex_iterator m(lines[i].begin(), lines[i].end(), call), end; m != end; ++m) {
-      const std::string id = (*m)[1];
-      if (id == "__launch_bounds__") continue;
-      out.push_back(SourceLine{rel, int(i + 1), id, trim(lines[i]), ""});
-      break;
-    }
+    // the kernel's name: the first call-like identifier on the __global__ line or, where clang-format broke the
+    // declaration after __launch_bounds__(...), on the line after it
+    bool found = false;
+    for (size_t k = i; k < std::min(lines.size(), i + 2) && !found; ++k)
+      for (std::sregex_iterator m(lines[k].begin(), lines[k].end(), call), end; m != end; ++m) {
+        const std::string id = (*m)[1];
+        if (id == "__launch_bounds__") continue;
+        out.push_back(SourceLine{rel, int(k + 1), id, trim(lines[k]), ""});
+        found = true;
+        break;
+      }
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -262,6 +263,31 @@ TEST_CASE("explain: every file:line resolves in the source tree, and every step'
   CHECK(find_definitions("reference/ops.hpp", "gla_chunked").empty());
   CHECK(find_declaration("reference/ops.hpp", "gla_chunked").found());
   CHECK(find_definitions("gpu/runner.cpp", "sparse_layer").size() == 1);
+}
+
+TEST_CASE("explain: every __global__ of gpu/ is found by its name, on one line or broken after __launch_bounds__",
+          "[explain]") {
+  int files = 0, split = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::source_path("gpu"))) {
+    if (e.path().extension() != ".cu") continue;
+    const std::string rel = "gpu/" + e.path().filename().string();
+    const auto& lines = source_file(rel);
+    int globals = 0;
+    for (const std::string& l : lines) globals += l.rfind("__global__", 0) == 0;
+    const std::vector<SourceLine> k = find_kernels(rel);
+    INFO(rel);
+    CHECK(int(k.size()) == globals);
+    for (const SourceLine& l : k) {
+      INFO(l.where() << " " << l.name);
+      CHECK(l.name.size() > 7);
+      CHECK(l.name.rfind("_kernel") == l.name.size() - 7);  // the project's kernels all end so
+      CHECK(lines[size_t(l.line - 1)].find(l.name + "(") != std::string::npos);
+      split += lines[size_t(l.line - 1)].rfind("__global__", 0) != 0;
+    }
+    ++files;
+  }
+  CHECK(files >= 10);
+  CHECK(split >= 3);  // select_wgmma.cu's two and gla.cu's are declared across two lines
 }
 
 TEST_CASE("explain: an unknown op is an error listing the known ones", "[explain]") {
