@@ -39,7 +39,7 @@ Seq make_seq(int64_t L, const ref::SelectParams& sp, uint64_t seed) {
 // engine: the prefill kernel (AttnArgs::Engine); stats: AttnArgs::tile_stats, downloaded when not null.
 ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp,
                   const std::vector<int32_t>& blocks, gpu::AttnArgs::Engine engine = gpu::AttnArgs::Engine::automatic,
-                  std::vector<unsigned long long>* stats = nullptr) {
+                  std::vector<unsigned long long>* stats = nullptr, int64_t launch_queries = 0) {
   const int64_t HD = int64_t(sp.heads) * sp.hd, ldq = HD + 264, ldo = HD + 72, cap = pos0 + T + 37;
   const gpu::Buffer<bf16_t> Kd = test::upload_heads(s.K, pos0 + T, cap), Vd = test::upload_heads(s.V, pos0 + T, cap);
   std::vector<bf16_t> qv(size_t(T * ldq), test::kBf16NaN);
@@ -57,6 +57,7 @@ ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams
   gpu::AttnArgs a = gpu::attn_args(sp, {qd.get(), ldq, T, pos0}, c, blocks.empty() ? nullptr : bd.get(), out.get(), ldo,
                                    {ws.get(), ws.size()});
   a.engine = engine;
+  a.launch_queries = launch_queries;
   gpu::Buffer<unsigned long long> st(kAttnTileStats, "tile counters");
   gpu::fill_bytes(st.get(), 0, kAttnTileStatsBytes);
   if (stats) a.tile_stats = st.get();
@@ -248,6 +249,33 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
     const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma), t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
     CHECK((r2.array() == t2.array() || (r2.array().isNaN() && t2.array().isNaN())).all());
   }
+}
+
+// AttnArgs::launch_queries: a sparse prefill on the ring kernel cut into launches of a few queries and one kv group
+// each (slices that are no multiple of the CTA's 8 queries, a last slice shorter than the rest) gives the bits of one
+// launch over every query and group; the automatic choice too.
+TEST_CASE("sparse_attn: a prefill cut into launches gives the bits of one launch", "[sparse_attn][gpu][large]") {
+  if (!gpu::wgmma_available()) {
+    WARN("not run: the ring kernel needs an sm_90a build on a compute capability 9.0 GPU");
+    return;
+  }
+  const ref::SelectParams sp = test::real_select_params();
+  const Seq s = make_seq(12347, sp, 6301);
+  using E = gpu::AttnArgs::Engine;
+  const int64_t pos0 = 9000, T = s.L - pos0;
+  const ref::Selection sel = random_selection(pos0, T, sp, 6302);
+  const ref::Mat one = gpu_attn(s, pos0, T, sp, sel.blocks, E::tma, nullptr, -1);
+  CHECK_FALSE(one.hasNaN());
+  for (int64_t per : {int64_t(0), int64_t(8), int64_t(100), int64_t(1003), T}) {
+    INFO(per << " queries a launch");
+    const ref::Mat cut = gpu_attn(s, pos0, T, sp, sel.blocks, E::tma, nullptr, per);
+    CHECK((cut.array() == one.array()).all());
+  }
+  CHECK(gpu::sparse_attn_launch_queries(T, 4096) == T);  // 2 MiB of keys and values a group: the L2 holds them
+  const int64_t wave = gpu::sparse_attn_launch_queries(1 << 20, 1 << 20);
+  CHECK(wave % 8 == 0);
+  CHECK(wave >= 8 * 16);
+  CHECK(wave < (1 << 20));
 }
 
 // AttnArgs::tile_stats: per tile of consecutive queries (8 for the ring, 4 for the tile kernel) the size of the union
