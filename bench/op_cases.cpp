@@ -312,9 +312,10 @@ OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
                                    s->out.get(), HD, {s->attn_ws.get(), s->attn_ws.size()});
   if (op.size() > 9 && op.compare(op.size() - 9, 9, ".cp_async") == 0) a.engine = gpu::AttnArgs::Engine::cp_async;
   if (op.find(".one_launch") != std::string::npos) a.launch_queries = -1;
-  // SALASIM_ATTN_LAUNCH_QUERIES: AttnArgs::launch_queries for the automatic cases, to sweep it
+  // SALASIM_ATTN_LAUNCH_QUERIES, SALASIM_ATTN_WG_TAKERS: AttnArgs::launch_queries and wg_takers, to sweep them
   if (const char* lq = std::getenv("SALASIM_ATTN_LAUNCH_QUERIES"); lq && a.launch_queries == 0)
     a.launch_queries = std::strtoll(lq, nullptr, 10);
+  if (const char* wt = std::getenv("SALASIM_ATTN_WG_TAKERS")) a.wg_takers = int(std::strtol(wt, nullptr, 10));
   oc.run = [s, a, dense](gpu::Stream st) { dense ? gpu::dense_attn(a, st) : gpu::sparse_attn(a, st); };
   oc.check = [s, sp, HD, dense, run = oc.run] {
     gpu::fill_bytes(s->out.get(), 0xff, s->out.size() * 2);

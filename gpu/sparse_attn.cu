@@ -96,27 +96,14 @@ struct Swizzled {
   }
 };
 
-// One query's 16 heads against one 64-key block: the online softmax state (row max m and sum l of rows g and g+8,
-// log2 units) and O (16 x 128) in the accumulators of mma tiles. key_lo .. key_hi-1 are the block's columns this
-// warp owns (all 64, or 16 in the split kernel); columns >= valid are masked.
-// Layout: where the K and V tiles' ldmatrix rows are (Padded: the cp.async tiles, rows kLd apart; Swizzled: the
-// tensor copy engine's 128-byte-swizzled boxes). The arithmetic is the same for both, so are the bits.
-template <int NT, class Layout>  // key n-tiles of 8 the warp owns: 8 (64 keys) or 2 (16 keys)
-__device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const bf16* Vs, int key0, int valid,
-                             float sc_log2, float (&m)[2], float (&l)[2], float (&o)[16][4], int lane) {
+// The online softmax of one block's logits for the warp's 16 rows (g and g + 8 of each n-tile): s holds the warp's
+// NT n-tiles of 8 keys from key0 (mma.m16n8k16's C layout, which is also wgmma's per warp); columns >= valid are
+// masked. The state (row max m and sum l in log2 units, O) is rescaled to the new max and s replaced by P =
+// exp2(s - m). A warp whose every column is masked keeps its state bit for bit (alpha = 1, P = 0).
+template <int NT>
+__device__ void softmax_block(float (&s)[NT][4], int key0, int valid, float sc_log2, float (&m)[2], float (&l)[2],
+                              float (&o)[16][4], int lane) {
   const int c4 = lane & 3;
-  float s[NT][4];
-#pragma unroll
-  for (int j = 0; j < NT; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-#pragma unroll
-  for (int ks = 0; ks < 8; ++ks)
-#pragma unroll
-    for (int np = 0; np < NT / 2; ++np) {
-      uint32_t b[4];
-      mma::ldmatrix_x4(b, Layout::k(Ks, key0 + 16 * np, ks, lane));
-      mma::mma16816(s[2 * np], qa[ks], b[0], b[1]);
-      mma::mma16816(s[2 * np + 1], qa[ks], b[2], b[3]);
-    }
   float bmax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
   for (int j = 0; j < NT; ++j)
@@ -151,14 +138,43 @@ __device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const b
   }
 #pragma unroll
   for (int j = 0; j < 16; ++j) o[j][0] *= alpha[0], o[j][1] *= alpha[0], o[j][2] *= alpha[1], o[j][3] *= alpha[1];
-    // O += P V: k-steps of 16 keys; the S accumulators of n-tiles 2kk, 2kk+1 are P's A fragment of k-step kk
+}
+
+// P's A fragment of k-step kk (keys 16 kk .. 16 kk + 15) as two bf16 terms, hi + lo, from the S accumulators of
+// n-tiles 2kk and 2kk + 1 (a P in bf16 alone would add a rounding the size of the output's own).
+template <int NT>
+__device__ void p_frags(const float (&s)[NT][4], int kk, uint32_t (&ph)[4], uint32_t (&pl)[4]) {
+  mma::split2(s[2 * kk][0], s[2 * kk][1], ph[0], pl[0]);
+  mma::split2(s[2 * kk][2], s[2 * kk][3], ph[1], pl[1]);
+  mma::split2(s[2 * kk + 1][0], s[2 * kk + 1][1], ph[2], pl[2]);
+  mma::split2(s[2 * kk + 1][2], s[2 * kk + 1][3], ph[3], pl[3]);
+}
+
+// One query's 16 heads against one 64-key block on the warp's own mma.sync: S = Q K^T, softmax_block, O += P V.
+// key0 .. key0 + 8 NT - 1 are the block's columns this warp owns (all 64, or 16 in the split kernel); columns >= valid
+// are masked. Layout: where the K and V tiles' ldmatrix rows are (Padded: the cp.async tiles, rows kLd apart;
+// Swizzled: the tensor copy engine's 128-byte-swizzled boxes). The arithmetic is the same for both, so are the bits.
+template <int NT, class Layout>  // key n-tiles of 8 the warp owns: 8 (64 keys) or 2 (16 keys)
+__device__ void attend_block(const uint32_t (&qa)[8][4], const bf16* Ks, const bf16* Vs, int key0, int valid,
+                             float sc_log2, float (&m)[2], float (&l)[2], float (&o)[16][4], int lane) {
+  float s[NT][4];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks)
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t b[4];
+      mma::ldmatrix_x4(b, Layout::k(Ks, key0 + 16 * np, ks, lane));
+      mma::mma16816(s[2 * np], qa[ks], b[0], b[1]);
+      mma::mma16816(s[2 * np + 1], qa[ks], b[2], b[3]);
+    }
+  softmax_block<NT>(s, key0, valid, sc_log2, m, l, o, lane);
+  // O += P V: k-steps of 16 keys
 #pragma unroll
   for (int kk = 0; kk < NT / 2; ++kk) {
     uint32_t ph[4], pl[4];
-    mma::split2(s[2 * kk][0], s[2 * kk][1], ph[0], pl[0]);
-    mma::split2(s[2 * kk][2], s[2 * kk][3], ph[1], pl[1]);
-    mma::split2(s[2 * kk + 1][0], s[2 * kk + 1][1], ph[2], pl[2]);
-    mma::split2(s[2 * kk + 1][2], s[2 * kk + 1][3], ph[3], pl[3]);
+    p_frags<NT>(s, kk, ph, pl);
 #pragma unroll
     for (int dp = 0; dp < 8; ++dp) {  // dims 16 dp .. 16 dp + 15: output n-tiles 2dp, 2dp+1
       uint32_t b[4];
@@ -340,6 +356,12 @@ __global__ void __launch_bounds__(kThreads, 2)
 // neighbours do not share (synthetic weights), several warps compute at once instead of one while the others wait at
 // tile_kernel's barrier, and with shared selections (a trained model) each load serves 8 queries instead of 4. (A
 // ninth, producer warp would cap the registers at 168 a thread, 3 warps on one scheduler: it spilled.)
+// A block that at least `wg_takers` of a warpgroup's 4 queries attend to (the forced ones, a trained model's shared
+// picks, every block of a dense call) is taken by the warpgroup at once on wgmma (attend_block_wg: 64 rows, the
+// query's own 16 per warp, B straight from the stage, no ldmatrix; a warp whose query did not pick the block masks
+// its rows and keeps its state); fewer takers, each on its own mma.sync as before. wgmma sums a product's terms in an
+// order of its own, so such a block's outputs may differ from tile_kernel's in the last bits (within the rounding the
+// tolerance table allows for an fp32 accumulation).
 constexpr int kRingQ = 8;
 constexpr int kRingThreads = 32 * kRingQ;
 constexpr int kRingStages = 6;
@@ -347,6 +369,43 @@ constexpr uint32_t kBoxBytes = kBlock * 64 * 2;  // one box: 64 keys x 64 dims b
 constexpr uint32_t kStageBytes = 4 * kBoxBytes;  // K dims 0..63, K 64..127, V 0..63, V 64..127
 constexpr size_t kRingBytes = size_t(kRingStages) * kStageBytes;
 size_t ring_smem(int nbw) { return 1024 + kRingBytes + size_t(nbw) * 4 + size_t(kRingQ) * kMaxSel * 4; }
+constexpr int kUnionWords = kRingQ * kMaxSel / 32;  // bit words over a CTA's union positions
+constexpr int kWgTakers = 2;                        // AttnArgs::wg_takers' automatic value
+
+// One block for the warpgroup's 4 queries at once on wgmma: 64 rows (warp w's query's 16 heads as rows 16w ..), the
+// stage's K boxes the K-major B of S = Q K^T (8 x m64n64k16), its V boxes the MN-major B of O += P V (4 k-steps x
+// hi, lo: 8 x m64n128k16), P and Q from registers in mma.sync's A layout, S and O in its C layout: softmax_block and
+// the state are the same code and registers as attend_block's. valid: the warp's query's keys in the block (0: the
+// warp's rows masked, its state kept). Every thread of the warpgroup calls it, converged.
+__device__ void attend_block_wg(const uint32_t (&qa)[8][4], const unsigned char* stage, int valid, float sc_log2,
+                                float (&m)[2], float (&l)[2], float (&o)[16][4], int lane) {
+  float s[8][4];
+  float(&sd)[32] = reinterpret_cast<float(&)[32]>(s);
+  float(&od)[64] = reinterpret_cast<float(&)[64]>(o);
+  const uint32_t base = mma::smem_addr(stage);
+  wg::fence_operand(sd);
+  wg::fence();
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks)
+    wg::mma_m64n64k16(sd, qa[ks], wg::desc_sw128(base + (ks >> 2) * kBoxBytes + (ks & 3) * 32), ks > 0);
+  wg::commit();
+  wg::wait<0>();
+  wg::fence_operand(sd);
+  softmax_block<8>(s, 0, valid, sc_log2, m, l, o, lane);
+  wg::fence_operand(od);
+  wg::fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {  // keys 16 kk ..: rows 16 kk .. of both V boxes (2 atoms of 8 rows, 2048 B)
+    uint32_t ph[4], pl[4];
+    p_frags<8>(s, kk, ph, pl);
+    const uint64_t dv = wg::desc_sw128_mn(base + 2 * kBoxBytes + kk * 2048, kBoxBytes);
+    wg::mma_m64n128k16_mn(od, ph, dv);
+    wg::mma_m64n128k16_mn(od, pl, dv);
+  }
+  wg::commit();
+  wg::wait<0>();
+  wg::fence_operand(od);
+}
 
 // The warp's query (16 heads of group grp at row t) as A fragments, straight from global memory: qa[ks] is k-step ks
 // (dims 16 ks ..), rows g = head g and g + 8 (mma.cuh's A layout).
@@ -370,14 +429,15 @@ __device__ void load_q_frags(uint32_t (&qa)[8][4], const bf16* q, int64_t ldq, i
 __global__ void __launch_bounds__(kRingThreads, 1)
     ring_kernel(const __grid_constant__ CUtensorMap kmap, const __grid_constant__ CUtensorMap vmap,
                 const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, int G, int grp0, float sc_log2,
-                const int32_t* __restrict__ blocks, int k_sel, int nbw, bf16* __restrict__ out, int64_t ldo,
-                unsigned long long* __restrict__ stats) {
+                const int32_t* __restrict__ blocks, int k_sel, int nbw, int wg_takers, bf16* __restrict__ out,
+                int64_t ldo, unsigned long long* __restrict__ stats) {
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* ring = smem + ((1024 - (mma::smem_addr(smem) & 1023)) & 1023);
   uint32_t* bitmap = reinterpret_cast<uint32_t*>(ring + kRingBytes);  // [nbw] union of the CTA's blocks
   int32_t* ulist = reinterpret_cast<int32_t*>(bitmap + nbw);          // [kRingQ * kMaxSel] union, ascending
   __shared__ uint64_t full[kRingStages];
   __shared__ int used[kRingStages];  // warps done with the stage, monotonic: the kRingQ-th of a round refills it
+  __shared__ uint32_t own[kRingQ][kUnionWords];  // bit u of warp w: w's query selected union block u
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = grp0 + int(blockIdx.y);
@@ -390,12 +450,29 @@ __global__ void __launch_bounds__(kRingThreads, 1)
     for (int s = 0; s < kRingStages; ++s) wg::mbar_init(&full[s], 1), used[s] = 0;
     wg::fence_mbar_init();
   }
-  uint32_t qa[8][4];
+  uint32_t qa[8][4] = {};  // an inactive warp's rows are masked, but its operands still enter the warpgroup's MMAs
   if (active) load_q_frags(qa, q, ldq, t, grp, lane);
   int32_t sel[kMaxSel / 32];
   load_selection(sel, blocks, t, G, grp, k_sel, qb, active, lane);
   __syncthreads();  // the mbarriers are initialised (build_union's barriers are not reached on the dense path)
   const int nu = blocks ? build_union<kRingQ>(sel, bitmap, nbw, ulist) : int(qb_last + 1);
+  if (blocks) {  // each selected block's position in the (ascending) union, by bisection
+    own[warp][lane] = 0u;
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < kMaxSel / 32; ++i) {
+      if (sel[i] < 0) continue;
+      int lo = 0, hi = nu - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (ulist[mid] < sel[i]) lo = mid + 1;
+        else hi = mid;
+      }
+      atomicOr(&own[warp][lo >> 5], 1u << (lo & 31));
+    }
+    __syncthreads();
+  }
+  const int wg0 = warp & ~3;  // the warpgroup's first warp
   auto block_of = [&](int u) -> int64_t { return blocks ? int64_t(ulist[u]) : int64_t(u); };
   auto issue = [&](int u) {  // one thread: union block u into stage u % kRingStages
     const int s = u % kRingStages;
@@ -420,11 +497,27 @@ __global__ void __launch_bounds__(kRingThreads, 1)
   for (int u = 0; u < nu; ++u) {
     const int s = u % kRingStages;
     const int64_t b = block_of(u);
-    const bool mine = (blocks ? selected(sel, b) : b <= qb) && active;
+    bool mine;
+    int takers = 0;  // the warpgroup's queries that attend to block b (the same count in its 4 warps)
+    if (blocks) {
+      mine = (own[warp][u >> 5] >> (u & 31)) & 1u;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) takers += (own[wg0 + i][u >> 5] >> (u & 31)) & 1u;
+    } else {
+      mine = active && b <= qb;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int64_t ti = int64_t(blockIdx.x) * kRingQ + wg0 + i;
+        takers += ti < T && (pos0 + ti) / kBlock >= b;
+      }
+    }
     wg::mbar_wait(&full[s], uint32_t(u / kRingStages) & 1u);
     __syncwarp();  // the lanes leave the spin together before ldmatrix / mma (.sync.aligned)
-    if (mine) {
-      const int valid = int(std::min<int64_t>(kBlock, p - b * kBlock + 1));  // keys b*64 .. p of this block
+    const int valid = mine ? int(std::min<int64_t>(kBlock, p - b * kBlock + 1)) : 0;  // keys b*64 .. p of the block
+    if (takers >= wg_takers) {
+      attend_block_wg(qa, ring + size_t(s) * kStageBytes, valid, sc_log2, m, l, o, lane);
+      attended += mine;
+    } else if (mine) {
       const bf16* Ks = reinterpret_cast<const bf16*>(ring + size_t(s) * kStageBytes);
       attend_block<8, Swizzled>(qa, Ks, Ks + 2 * Swizzled::kBoxElems, 0, valid, sc_log2, m, l, o, lane);
       ++attended;
@@ -685,8 +778,9 @@ void launch_split(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V
 // be made; false leaves the call to the tile kernel.
 bool launch_ring(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V, bf16* out, float sc, int nbw, Stream s,
                  const OpName& op) {
-  // 227 KiB of opt-in shared memory a CTA, less the ring kernel's static arrays (mbarriers, counters: < 1 KiB)
-  const bool ring_fits = ring_smem(nbw) + 1024 <= 227 * 1024;
+  // 227 KiB of opt-in shared memory a CTA, less the ring kernel's static arrays (mbarriers, counters, union bits:
+  // < 2 KiB)
+  const bool ring_fits = ring_smem(nbw) + 2048 <= 227 * 1024;
   using Engine = AttnArgs::Engine;
   ARG_CHECK(a.engine != Engine::tma || (wgmma_available() && ring_fits), op,
             "engine tma needs an sm_90a build on a compute capability 9.0 GPU and a context whose union bitmap fits "
@@ -704,13 +798,14 @@ bool launch_ring(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V,
   const size_t rsmem = ring_smem(nbw);
   static size_t ring_attr = 0;
   raise_smem_limit(ring_kernel, rsmem, ring_attr, op);
+  const int wg_takers = a.wg_takers > 0 ? a.wg_takers : kWgTakers;
   const int64_t per = !a.blocks || a.launch_queries < 0 ? a.T
                       : a.launch_queries == 0       ? sparse_attn_launch_queries(a.T, a.pos0 + a.T)
                                                     : a.launch_queries;
   if (per >= a.T) {  // one launch: every query and group
     const dim3 grid(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G));
     ring_kernel<<<grid, kRingThreads, rsmem, s>>>(kmap, vmap, q, a.ldq, a.T, a.pos0, a.G, 0, sc, a.blocks, a.k_sel, nbw,
-                                                  out, a.ldo, a.tile_stats);
+                                                  wg_takers, out, a.ldo, a.tile_stats);
     CHECK_LAUNCH(op);
     return true;
   }
@@ -720,7 +815,7 @@ bool launch_ring(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V,
       const int64_t n = std::min(per, a.T - t0);
       ring_kernel<<<dim3(unsigned((n + kRingQ - 1) / kRingQ), 1), kRingThreads, rsmem, s>>>(
           kmap, vmap, q + t0 * a.ldq, a.ldq, n, a.pos0 + t0, a.G, grp, sc, a.blocks + t0 * a.G * a.k_sel, a.k_sel, nbw,
-          out + t0 * a.ldo, a.ldo, a.tile_stats);
+          wg_takers, out + t0 * a.ldo, a.ldo, a.tile_stats);
       CHECK_LAUNCH(op);
     }
   return true;

@@ -44,6 +44,9 @@ struct AttnArgs {
   // queries and the order of each query's blocks are the same however the call is cut: the same bits. 0: automatic
   // (sparse_attn_launch_queries), < 0: every query and group in one launch, > 0: that many queries a launch.
   int64_t launch_queries = 0;
+  // Ring kernel: a union block that at least this many of a warpgroup's 4 queries attend to runs on the warpgroup's
+  // MMA (wgmma, 64 rows at once), a block fewer take on each taker's own mma.sync. 0: automatic (2); 5: never.
+  int wg_takers = 0;
   // When not null, a sparse prefill call adds to these kAttnTileStats device counters: [0] the blocks each query tile
   // loaded (the union of its queries' selections), [1] the blocks each query attended to, [2] the tiles, [3] their
   // queries. [1] / [0] is how many queries each loaded block served (1 when neighbours' selections are disjoint).
