@@ -514,7 +514,9 @@ __global__ void __launch_bounds__(kRingThreads, 1)
     wg::mbar_wait(&full[s], uint32_t(u / kRingStages) & 1u);
     __syncwarp();  // the lanes leave the spin together before ldmatrix / mma (.sync.aligned)
     const int valid = mine ? int(std::min<int64_t>(kBlock, p - b * kBlock + 1)) : 0;  // keys b*64 .. p of the block
-    if (takers >= wg_takers) {
+    // (takers is the same in the warpgroup's 4 warps; read off lane 0 the compiler sees it uniform, and does not
+    // serialize the wgmma behind warpgroup barriers of its own, ptxas C7520)
+    if (__shfl_sync(0xffffffffu, takers, 0) >= wg_takers) {
       attend_block_wg(qa, ring + size_t(s) * kStageBytes, valid, sc_log2, m, l, o, lane);
       attended += mine;
     } else if (mine) {
