@@ -39,7 +39,7 @@ Seq make_seq(int64_t L, const ref::SelectParams& sp, uint64_t seed) {
 // engine: the prefill kernel (AttnArgs::Engine); stats: AttnArgs::tile_stats, downloaded when not null.
 ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp,
                   const std::vector<int32_t>& blocks, gpu::AttnArgs::Engine engine = gpu::AttnArgs::Engine::automatic,
-                  std::vector<unsigned long long>* stats = nullptr, int64_t launch_queries = 0) {
+                  std::vector<unsigned long long>* stats = nullptr, int64_t launch_queries = 0, int wg_takers = 0) {
   const int64_t HD = int64_t(sp.heads) * sp.hd, ldq = HD + 264, ldo = HD + 72, cap = pos0 + T + 37;
   const gpu::Buffer<bf16_t> Kd = test::upload_heads(s.K, pos0 + T, cap), Vd = test::upload_heads(s.V, pos0 + T, cap);
   std::vector<bf16_t> qv(size_t(T * ldq), test::kBf16NaN);
@@ -58,6 +58,7 @@ ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams
                                    {ws.get(), ws.size()});
   a.engine = engine;
   a.launch_queries = launch_queries;
+  a.wg_takers = wg_takers;
   gpu::Buffer<unsigned long long> st(kAttnTileStats, "tile counters");
   gpu::fill_bytes(st.get(), 0, kAttnTileStatsBytes);
   if (stats) a.tile_stats = st.get();
@@ -205,9 +206,11 @@ TEST_CASE("dense_attn: a 16384-query chunk from position 0 matches the reference
 }
 
 // The prefill's two kernels (the ring of the tensor copy engine, 8 queries a CTA, on Hopper; the cp.async tile
-// kernel, 4 queries, anywhere) run the same arithmetic over the same blocks in the same order: their outputs must be
-// the same bits, on selections neighbours hardly share, on selections they share, with a chunk whose length is no
-// multiple of either tile and a cache whose written part ends inside a block (the rows past it are NaN), and dense.
+// kernel, 4 queries, anywhere) run the same arithmetic over the same blocks in the same order when the ring takes
+// every block on its warps' own mma.sync (AttnArgs::wg_takers = 5): their outputs must be the same bits, on
+// selections neighbours hardly share, on selections they share, with a chunk whose length is no multiple of either
+// tile and a cache whose written part ends inside a block (the rows past it are NaN), and dense. (With its automatic
+// wg_takers the ring takes shared blocks on wgmma, whose sums may round otherwise: the reference tests above gate it.)
 TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_attn][dense_attn][gpu][large]") {
   if (!gpu::wgmma_available()) {  // (Catch2 v2 has no SKIP)
     WARN("not run: the ring kernel needs an sm_90a build on a compute capability 9.0 GPU");
@@ -226,12 +229,12 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
   }
   for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
     INFO((sel == &random ? "random" : "shared") << " selections");
-    const ref::Mat ring = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma),
+    const ref::Mat ring = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, nullptr, 0, 5),
                    tile = gpu_attn(s, pos0, T, sp, sel->blocks, E::cp_async);
     CHECK((ring.array() == tile.array()).all());
   }
   INFO("dense, a chunk from position 0");
-  const ref::Mat ring = gpu_attn(s, 0, 2003, sp, {}, E::tma), tile = gpu_attn(s, 0, 2003, sp, {}, E::cp_async);
+  const ref::Mat ring = gpu_attn(s, 0, 2003, sp, {}, E::tma, nullptr, 0, 5), tile = gpu_attn(s, 0, 2003, sp, {}, E::cp_async);
   CHECK((ring.array() == tile.array()).all());
   CHECK_FALSE(ring.hasNaN());
   // unions shorter than the ring, of exactly its 6 stages and of one more (CTAs of a dense chunk from 0 attend to
@@ -239,15 +242,63 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
   // is loaded; neither kernel defines those rows beyond giving the same bits)
   for (int64_t T2 : {int64_t(5), int64_t(384), int64_t(448)}) {
     INFO("dense from 0, " << T2 << " queries");
-    const ref::Mat r2 = gpu_attn(s, 0, T2, sp, {}, E::tma), t2 = gpu_attn(s, 0, T2, sp, {}, E::cp_async);
+    const ref::Mat r2 = gpu_attn(s, 0, T2, sp, {}, E::tma, nullptr, 0, 5), t2 = gpu_attn(s, 0, T2, sp, {}, E::cp_async);
     CHECK((r2.array() == t2.array()).all());
   }
   const size_t row = size_t(sp.groups) * sp.k_sel;
   const std::vector<int32_t> five(random.blocks.begin(), random.blocks.begin() + 5 * row), none(5 * row, -1);
   for (const std::vector<int32_t>* b : {&five, &none}) {
     INFO((b == &five ? "5 sparse queries" : "5 queries that picked no block"));
-    const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma), t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
+    const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma, nullptr, 0, 5), t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
     CHECK((r2.array() == t2.array() || (r2.array().isNaN() && t2.array().isNaN())).all());
+  }
+}
+
+// The ring's warpgroup path (attend_block_wg): with every block a warpgroup's queries attend to on wgmma
+// (wg_takers = 1: the rows of the queries that did not pick a block masked, their state carried through untouched),
+// with the automatic threshold and with 3, on selections neighbours hardly share and on shared ones, and dense from 0
+// (the causal diagonal inside the warpgroup's 4 queries), sampled rows against the float64 reference; a chunk of 3347
+// queries leaves the last CTA 3 queries, so one warpgroup has one and the other none.
+TEST_CASE("sparse_attn: blocks the ring takes on wgmma match the reference", "[sparse_attn][dense_attn][gpu][large]") {
+  if (!gpu::wgmma_available()) {
+    WARN("not run: the ring kernel needs an sm_90a build on a compute capability 9.0 GPU");
+    return;
+  }
+  const ref::SelectParams sp = test::real_select_params();
+  const uint64_t seed = 6401;
+  const Seq s = make_seq(12347, sp, seed);
+  using E = gpu::AttnArgs::Engine;
+  const int64_t pos0 = 9000, T = s.L - pos0;
+  const ref::Selection random = random_selection(pos0, T, sp, seed + 1);
+  ref::Selection shared = random;  // every query of a 64-position block takes its block's first query's picks
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t first = std::max<int64_t>(0, (pos0 + t) / sp.block * sp.block - pos0);
+    std::copy_n(random.blocks.begin() + first * sp.groups * sp.k_sel, sp.groups * sp.k_sel,
+                shared.blocks.begin() + t * sp.groups * sp.k_sel);
+  }
+  const std::vector<std::pair<int64_t, int64_t>> rows = {{0, 12}, {1533, 1545}, {T - 11, T}};
+  for (int wg : {1, 0, 3})
+    for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
+      const ref::Mat got = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, nullptr, 0, wg);
+      for (auto [r0, r1] : rows) {
+        INFO("wg_takers " << wg << (sel == &random ? ", random" : ", shared") << " selections, rows " << r0 << " .. "
+                          << r1 - 1);
+        const ref::Mat qs = s.q.middleRows(pos0 + r0, r1 - r0);
+        const ref::Selection part = slice(*sel, r0, r1);
+        test::check_gate("sparse/attn/out",
+                         ref::sparse_attn(qs, pos0 + r0, s.K, s.V, part, sp.block, sp.tau, ref::f64()),
+                         ref::sparse_attn(qs, pos0 + r0, s.K, s.V, part, sp.block, sp.tau, ref::peer()),
+                         got.middleRows(r0, r1 - r0));
+      }
+    }
+  for (int wg : {1, 0}) {
+    const ref::Mat got = gpu_attn(s, 0, 2003, sp, {}, E::tma, nullptr, 0, wg);
+    for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 9}, {1001, 1010}, {1995, 2003}}) {
+      INFO("dense, wg_takers " << wg << ", rows " << r0 << " .. " << r1 - 1);
+      const ref::Mat qs = s.q.middleRows(r0, r1 - r0);
+      test::check_gate("sparse/attn/out", ref::dense_attn(qs, r0, s.K, s.V, sp.hd, sp.tau, ref::f64()),
+                       ref::dense_attn(qs, r0, s.K, s.V, sp.hd, sp.tau, ref::peer()), got.middleRows(r0, r1 - r0));
+    }
   }
 }
 
