@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "compare/report.hpp"
@@ -296,8 +295,8 @@ std::vector<int32_t> shared_selection(int64_t pos0, int64_t T, const ref::Select
 // sparse_attn over the selection; sparse_attn.decode: the one query of a decode step (the split + combine kernels);
 // dense_attn: every causal block, as the sparse layers attend below dense_len. .overlap: on shared_selection instead
 // of select_blocks' own; .cp_async: the prefill's tile kernel instead of the ring (AttnArgs::Engine, the same bits),
-// the comparison point; .one_launch: the ring kernel over every query and group in one launch instead of
-// AttnArgs::launch_queries' automatic cut (the same bits).
+// the comparison point; .mma_sync: the ring with every block on its warps' own mma.sync (AttnArgs::wg_takers = 5),
+// as before the warpgroup path, beside the automatic choice.
 OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
   const bool decode = op == "sparse_attn.decode", dense = base_op(op) == "dense_attn";
   const bool overlap = op.find(".overlap") != std::string::npos;
@@ -311,11 +310,7 @@ OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
   gpu::AttnArgs a = gpu::attn_args(s->sp, {s->q.get(), HD, s->T, s->pos0}, s->cache, dense ? nullptr : s->blocks.get(),
                                    s->out.get(), HD, {s->attn_ws.get(), s->attn_ws.size()});
   if (op.size() > 9 && op.compare(op.size() - 9, 9, ".cp_async") == 0) a.engine = gpu::AttnArgs::Engine::cp_async;
-  if (op.find(".one_launch") != std::string::npos) a.launch_queries = -1;
-  // SALASIM_ATTN_LAUNCH_QUERIES, SALASIM_ATTN_WG_TAKERS: AttnArgs::launch_queries and wg_takers, to sweep them
-  if (const char* lq = std::getenv("SALASIM_ATTN_LAUNCH_QUERIES"); lq && a.launch_queries == 0)
-    a.launch_queries = std::strtoll(lq, nullptr, 10);
-  if (const char* wt = std::getenv("SALASIM_ATTN_WG_TAKERS")) a.wg_takers = int(std::strtol(wt, nullptr, 10));
+  if (op.find(".mma_sync") != std::string::npos) a.wg_takers = 5;
   oc.run = [s, a, dense](gpu::Stream st) { dense ? gpu::dense_attn(a, st) : gpu::sparse_attn(a, st); };
   oc.check = [s, sp, HD, dense, run = oc.run] {
     gpu::fill_bytes(s->out.get(), 0xff, s->out.size() * 2);
@@ -711,11 +706,12 @@ const std::vector<std::pair<std::string, Maker>>& cases() {
       {"sparse_attn.cp_async", attention_case},
       {"sparse_attn.overlap", attention_case},
       {"sparse_attn.overlap.cp_async", attention_case},
-      {"sparse_attn.one_launch", attention_case},
-      {"sparse_attn.overlap.one_launch", attention_case},
+      {"sparse_attn.mma_sync", attention_case},
+      {"sparse_attn.overlap.mma_sync", attention_case},
       {"sparse_attn.decode", attention_case},
       {"dense_attn", attention_case},
       {"dense_attn.cp_async", attention_case},
+      {"dense_attn.mma_sync", attention_case},
       {"gate", pair_case},
       {"gate.rmsnorm", pair_case},
       {"mlp", pair_case},

@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <utility>
 
 #include "gpu/check.cuh"
 #include "gpu/pdl.cuh"
@@ -370,7 +369,7 @@ constexpr uint32_t kStageBytes = 4 * kBoxBytes;  // K dims 0..63, K 64..127, V 0
 constexpr size_t kRingBytes = size_t(kRingStages) * kStageBytes;
 size_t ring_smem(int nbw) { return 1024 + kRingBytes + size_t(nbw) * 4 + size_t(kRingQ) * kMaxSel * 4; }
 constexpr int kUnionWords = kRingQ * kMaxSel / 32;  // bit words over a CTA's union positions
-constexpr int kWgTakers = 2;                        // AttnArgs::wg_takers' automatic value
+constexpr int kWgTakers = 3;                        // AttnArgs::wg_takers' automatic value
 
 // One block for the warpgroup's 4 queries at once on wgmma: 64 rows (warp w's query's 16 heads as rows 16w ..), the
 // stage's K boxes the K-major B of S = Q K^T (8 x m64n64k16), its V boxes the MN-major B of O += P V (4 k-steps x
@@ -423,12 +422,12 @@ __device__ void load_q_frags(uint32_t (&qa)[8][4], const bf16* q, int64_t ldq, i
   }
 }
 
-// Grid (ceil(T / kRingQ), groups), kRingThreads threads, ring_smem(nbw) dynamic shared memory: kv groups grp0 ..
-// grp0 + gridDim.y - 1 of G. kmap, vmap: the caches' rows (bf16_rows_map, 64-row boxes), at least 0 .. pos0 + T - 1.
-// stats: AttnArgs::tile_stats.
+// Grid (ceil(T / kRingQ), G), kRingThreads threads, ring_smem(nbw) dynamic shared memory. kmap, vmap: the caches'
+// rows 0 .. pos0 + T - 1 (bf16_rows_map, 64-row boxes). wg_takers: AttnArgs::wg_takers (resolved). stats:
+// AttnArgs::tile_stats.
 __global__ void __launch_bounds__(kRingThreads, 1)
     ring_kernel(const __grid_constant__ CUtensorMap kmap, const __grid_constant__ CUtensorMap vmap,
-                const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, int G, int grp0, float sc_log2,
+                const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, int G, float sc_log2,
                 const int32_t* __restrict__ blocks, int k_sel, int nbw, int wg_takers, bf16* __restrict__ out,
                 int64_t ldo, unsigned long long* __restrict__ stats) {
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -440,7 +439,7 @@ __global__ void __launch_bounds__(kRingThreads, 1)
   __shared__ uint32_t own[kRingQ][kUnionWords];  // bit u of warp w: w's query selected union block u
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int grp = grp0 + int(blockIdx.y);
+  const int grp = blockIdx.y;
   const int64_t t = int64_t(blockIdx.x) * kRingQ + warp;
   const bool active = t < T;
   const int64_t p = pos0 + (active ? t : T - 1), qb = p / kBlock;
@@ -721,20 +720,6 @@ int64_t split_slots(const AttnArgs& a) { return a.blocks ? a.k_sel : (a.pos0 + a
 
 }  // namespace
 
-int64_t sparse_attn_launch_queries(int64_t T, int64_t kv_len) {
-  static const std::pair<int64_t, int64_t> dev = [] {  // (SMs, L2 bytes) of the current device, read once
-    int d = 0, sms = 0, l2 = 0;
-    if (cudaGetDevice(&d) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d) != cudaSuccess ||
-        cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, d) != cudaSuccess)
-      return std::pair<int64_t, int64_t>(132, int64_t(50) << 20);  // an H100's, should the query fail (speed only)
-    return std::pair<int64_t, int64_t>(sms, l2);
-  }();
-  const int64_t group_kv_bytes = kv_len * kHd * 2 * 2;  // one kv group's K and V, bf16
-  if (2 * group_kv_bytes <= dev.second) return T;
-  return std::min(T, dev.first * kRingQ);
-}
-
 size_t sparse_attn_workspace_bytes(int64_t T, int G, int k_sel, int64_t kv_len) {
   if (T > kAttnSplitMaxT) return 0;
   return attn_split_workspace_bytes(T, G, std::max<int64_t>(k_sel, (kv_len + kBlock - 1) / kBlock));
@@ -801,25 +786,10 @@ bool launch_ring(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V,
   static size_t ring_attr = 0;
   raise_smem_limit(ring_kernel, rsmem, ring_attr, op);
   const int wg_takers = a.wg_takers > 0 ? a.wg_takers : kWgTakers;
-  const int64_t per = !a.blocks || a.launch_queries < 0 ? a.T
-                      : a.launch_queries == 0       ? sparse_attn_launch_queries(a.T, a.pos0 + a.T)
-                                                    : a.launch_queries;
-  if (per >= a.T) {  // one launch: every query and group
-    const dim3 grid(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G));
-    ring_kernel<<<grid, kRingThreads, rsmem, s>>>(kmap, vmap, q, a.ldq, a.T, a.pos0, a.G, 0, sc, a.blocks, a.k_sel, nbw,
-                                                  wg_takers, out, a.ldo, a.tile_stats);
-    CHECK_LAUNCH(op);
-    return true;
-  }
-  // queries t0 .. t0 + n - 1 of one group a launch (AttnArgs::launch_queries): the slice's q, out and selection rows
-  for (int grp = 0; grp < a.G; ++grp)
-    for (int64_t t0 = 0; t0 < a.T; t0 += per) {
-      const int64_t n = std::min(per, a.T - t0);
-      ring_kernel<<<dim3(unsigned((n + kRingQ - 1) / kRingQ), 1), kRingThreads, rsmem, s>>>(
-          kmap, vmap, q + t0 * a.ldq, a.ldq, n, a.pos0 + t0, a.G, grp, sc, a.blocks + t0 * a.G * a.k_sel, a.k_sel, nbw,
-          wg_takers, out + t0 * a.ldo, a.ldo, a.tile_stats);
-      CHECK_LAUNCH(op);
-    }
+  const dim3 grid(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G));
+  ring_kernel<<<grid, kRingThreads, rsmem, s>>>(kmap, vmap, q, a.ldq, a.T, a.pos0, a.G, sc, a.blocks, a.k_sel, nbw,
+                                                wg_takers, out, a.ldo, a.tile_stats);
+  CHECK_LAUNCH(op);
   return true;
 }
 

@@ -37,15 +37,8 @@ struct AttnArgs {
   // tile kernel (the comparison point, and what other GPUs run).
   enum class Engine { automatic, tma, cp_async };
   Engine engine = Engine::automatic;
-  // Sparse prefill on the ring kernel: how many queries one launch takes, one kv group at a time. The CTAs of a
-  // launch start together and walk their unions upward at about the same pace, so the blocks they read at any moment
-  // lie in a stretch of the cache the L2 can hold, and a block loaded from HBM for one query is still there for the
-  // other queries of the launch that chose it (neighbours' picks are disjoint, far queries' picks are not). The
-  // queries and the order of each query's blocks are the same however the call is cut: the same bits. 0: automatic
-  // (sparse_attn_launch_queries), < 0: every query and group in one launch, > 0: that many queries a launch.
-  int64_t launch_queries = 0;
   // Ring kernel: a union block that at least this many of a warpgroup's 4 queries attend to runs on the warpgroup's
-  // MMA (wgmma, 64 rows at once), a block fewer take on each taker's own mma.sync. 0: automatic (2); 5: never.
+  // MMA (wgmma, 64 rows at once), a block fewer take on each taker's own mma.sync. 0: automatic (3); 5: never.
   int wg_takers = 0;
   // When not null, a sparse prefill call adds to these kAttnTileStats device counters: [0] the blocks each query tile
   // loaded (the union of its queries' selections), [1] the blocks each query attended to, [2] the tiles, [3] their
@@ -55,11 +48,6 @@ struct AttnArgs {
 
 // Workspace of a call of T queries against kv_len cached keys (0 when T > kAttnSplitMaxT).
 size_t sparse_attn_workspace_bytes(int64_t T, int G, int k_sel, int64_t kv_len);
-
-// What launch_queries = 0 takes for a sparse prefill of T queries over kv_len cached keys on this GPU: one wave of
-// ring CTAs a launch (every SM's CTA, 8 queries each) where one kv group's keys and values exceed half the L2, so
-// that the blocks of a wave's walk fit the L2; every query and group in one launch (T) where they fit it anyway.
-int64_t sparse_attn_launch_queries(int64_t T, int64_t kv_len);
 
 void sparse_attn(const AttnArgs& a, Stream s);
 // Causal GQA attention over every cached key j <= p (below dense_len): sparse_attn with blocks = nullptr.

@@ -39,7 +39,7 @@ Seq make_seq(int64_t L, const ref::SelectParams& sp, uint64_t seed) {
 // engine: the prefill kernel (AttnArgs::Engine); stats: AttnArgs::tile_stats, downloaded when not null.
 ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp,
                   const std::vector<int32_t>& blocks, gpu::AttnArgs::Engine engine = gpu::AttnArgs::Engine::automatic,
-                  std::vector<unsigned long long>* stats = nullptr, int64_t launch_queries = 0, int wg_takers = 0) {
+                  std::vector<unsigned long long>* stats = nullptr, int wg_takers = 0) {
   const int64_t HD = int64_t(sp.heads) * sp.hd, ldq = HD + 264, ldo = HD + 72, cap = pos0 + T + 37;
   const gpu::Buffer<bf16_t> Kd = test::upload_heads(s.K, pos0 + T, cap), Vd = test::upload_heads(s.V, pos0 + T, cap);
   std::vector<bf16_t> qv(size_t(T * ldq), test::kBf16NaN);
@@ -57,7 +57,6 @@ ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams
   gpu::AttnArgs a = gpu::attn_args(sp, {qd.get(), ldq, T, pos0}, c, blocks.empty() ? nullptr : bd.get(), out.get(), ldo,
                                    {ws.get(), ws.size()});
   a.engine = engine;
-  a.launch_queries = launch_queries;
   a.wg_takers = wg_takers;
   gpu::Buffer<unsigned long long> st(kAttnTileStats, "tile counters");
   gpu::fill_bytes(st.get(), 0, kAttnTileStatsBytes);
@@ -229,12 +228,12 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
   }
   for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
     INFO((sel == &random ? "random" : "shared") << " selections");
-    const ref::Mat ring = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, nullptr, 0, 5),
+    const ref::Mat ring = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, nullptr, 5),
                    tile = gpu_attn(s, pos0, T, sp, sel->blocks, E::cp_async);
     CHECK((ring.array() == tile.array()).all());
   }
   INFO("dense, a chunk from position 0");
-  const ref::Mat ring = gpu_attn(s, 0, 2003, sp, {}, E::tma, nullptr, 0, 5), tile = gpu_attn(s, 0, 2003, sp, {}, E::cp_async);
+  const ref::Mat ring = gpu_attn(s, 0, 2003, sp, {}, E::tma, nullptr, 5), tile = gpu_attn(s, 0, 2003, sp, {}, E::cp_async);
   CHECK((ring.array() == tile.array()).all());
   CHECK_FALSE(ring.hasNaN());
   // unions shorter than the ring, of exactly its 6 stages and of one more (CTAs of a dense chunk from 0 attend to
@@ -242,14 +241,14 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
   // is loaded; neither kernel defines those rows beyond giving the same bits)
   for (int64_t T2 : {int64_t(5), int64_t(384), int64_t(448)}) {
     INFO("dense from 0, " << T2 << " queries");
-    const ref::Mat r2 = gpu_attn(s, 0, T2, sp, {}, E::tma, nullptr, 0, 5), t2 = gpu_attn(s, 0, T2, sp, {}, E::cp_async);
+    const ref::Mat r2 = gpu_attn(s, 0, T2, sp, {}, E::tma, nullptr, 5), t2 = gpu_attn(s, 0, T2, sp, {}, E::cp_async);
     CHECK((r2.array() == t2.array()).all());
   }
   const size_t row = size_t(sp.groups) * sp.k_sel;
   const std::vector<int32_t> five(random.blocks.begin(), random.blocks.begin() + 5 * row), none(5 * row, -1);
   for (const std::vector<int32_t>* b : {&five, &none}) {
     INFO((b == &five ? "5 sparse queries" : "5 queries that picked no block"));
-    const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma, nullptr, 0, 5), t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
+    const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma, nullptr, 5), t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
     CHECK((r2.array() == t2.array() || (r2.array().isNaN() && t2.array().isNaN())).all());
   }
 }
@@ -279,7 +278,7 @@ TEST_CASE("sparse_attn: blocks the ring takes on wgmma match the reference", "[s
   const std::vector<std::pair<int64_t, int64_t>> rows = {{0, 12}, {1533, 1545}, {T - 11, T}};
   for (int wg : {1, 0, 3})
     for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
-      const ref::Mat got = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, nullptr, 0, wg);
+      const ref::Mat got = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, nullptr, wg);
       for (auto [r0, r1] : rows) {
         INFO("wg_takers " << wg << (sel == &random ? ", random" : ", shared") << " selections, rows " << r0 << " .. "
                           << r1 - 1);
@@ -292,7 +291,7 @@ TEST_CASE("sparse_attn: blocks the ring takes on wgmma match the reference", "[s
       }
     }
   for (int wg : {1, 0}) {
-    const ref::Mat got = gpu_attn(s, 0, 2003, sp, {}, E::tma, nullptr, 0, wg);
+    const ref::Mat got = gpu_attn(s, 0, 2003, sp, {}, E::tma, nullptr, wg);
     for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 9}, {1001, 1010}, {1995, 2003}}) {
       INFO("dense, wg_takers " << wg << ", rows " << r0 << " .. " << r1 - 1);
       const ref::Mat qs = s.q.middleRows(r0, r1 - r0);
@@ -300,33 +299,6 @@ TEST_CASE("sparse_attn: blocks the ring takes on wgmma match the reference", "[s
                        ref::dense_attn(qs, r0, s.K, s.V, sp.hd, sp.tau, ref::peer()), got.middleRows(r0, r1 - r0));
     }
   }
-}
-
-// AttnArgs::launch_queries: a sparse prefill on the ring kernel cut into launches of a few queries and one kv group
-// each (slices that are no multiple of the CTA's 8 queries, a last slice shorter than the rest) gives the bits of one
-// launch over every query and group; the automatic choice too.
-TEST_CASE("sparse_attn: a prefill cut into launches gives the bits of one launch", "[sparse_attn][gpu][large]") {
-  if (!gpu::wgmma_available()) {
-    WARN("not run: the ring kernel needs an sm_90a build on a compute capability 9.0 GPU");
-    return;
-  }
-  const ref::SelectParams sp = test::real_select_params();
-  const Seq s = make_seq(12347, sp, 6301);
-  using E = gpu::AttnArgs::Engine;
-  const int64_t pos0 = 9000, T = s.L - pos0;
-  const ref::Selection sel = random_selection(pos0, T, sp, 6302);
-  const ref::Mat one = gpu_attn(s, pos0, T, sp, sel.blocks, E::tma, nullptr, -1);
-  CHECK_FALSE(one.hasNaN());
-  for (int64_t per : {int64_t(0), int64_t(8), int64_t(100), int64_t(1003), T}) {
-    INFO(per << " queries a launch");
-    const ref::Mat cut = gpu_attn(s, pos0, T, sp, sel.blocks, E::tma, nullptr, per);
-    CHECK((cut.array() == one.array()).all());
-  }
-  CHECK(gpu::sparse_attn_launch_queries(T, 4096) == T);  // 2 MiB of keys and values a group: the L2 holds them
-  const int64_t wave = gpu::sparse_attn_launch_queries(1 << 20, 1 << 20);
-  CHECK(wave % 8 == 0);
-  CHECK(wave >= 8 * 16);
-  CHECK(wave < (1 << 20));
 }
 
 // AttnArgs::tile_stats: per tile of consecutive queries (8 for the ring, 4 for the tile kernel) the size of the union
