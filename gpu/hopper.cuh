@@ -91,7 +91,8 @@ __device__ __forceinline__ void mma_m64n128k16(float (&d)[64], const uint32_t (&
 }
 
 // d (+)= A * B: m64n64k16, A in registers, B K-major by descriptor (as mma_m64n128k16, 64 columns: 32 accumulators).
-__device__ __forceinline__ void mma_m64n64k16(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
+__device__ __forceinline__ void mma_m64n64k16(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b,
+                                              bool accumulate) {
   SALASIM_HOPPER_ASM(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %36, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"

@@ -645,7 +645,6 @@ struct Runner::Impl {
     }
     if (!x) CUDA_CHECK(cudaGraphInstantiate(&x, g, 0), "decode graph: instantiate");
     ++(updated ? graph_stats.updated : graph_stats.instantiated);
-    ++graph_stats.steps;
     CUDA_CHECK(cudaGraphLaunch(x, stream), "decode graph: launch");
   }
 

@@ -67,7 +67,8 @@ struct PhaseTimes {
 // differ by the kernels a step launches: compress_k's only when a window completes, the selection's only past
 // dense_len, so a long decode keeps a handful of executables and updates them.
 struct DecodeGraphStats {
-  int64_t steps = 0, updated = 0, instantiated = 0;
+  int64_t updated = 0, instantiated = 0;
+  int64_t steps() const { return updated + instantiated; }  // every graph step either updated or instantiated one
 };
 
 // How much the sparse prefill's query tiles shared (AttnArgs::tile_stats summed over every sparse layer and chunk

@@ -233,7 +233,8 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
     CHECK((ring.array() == tile.array()).all());
   }
   INFO("dense, a chunk from position 0");
-  const ref::Mat ring = gpu_attn(s, 0, 2003, sp, {}, E::tma, nullptr, 5), tile = gpu_attn(s, 0, 2003, sp, {}, E::cp_async);
+  const ref::Mat ring = gpu_attn(s, 0, 2003, sp, {}, E::tma, nullptr, 5),
+                 tile = gpu_attn(s, 0, 2003, sp, {}, E::cp_async);
   CHECK((ring.array() == tile.array()).all());
   CHECK_FALSE(ring.hasNaN());
   // unions shorter than the ring, of exactly its 6 stages and of one more (CTAs of a dense chunk from 0 attend to
@@ -248,7 +249,8 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
   const std::vector<int32_t> five(random.blocks.begin(), random.blocks.begin() + 5 * row), none(5 * row, -1);
   for (const std::vector<int32_t>* b : {&five, &none}) {
     INFO((b == &five ? "5 sparse queries" : "5 queries that picked no block"));
-    const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma, nullptr, 5), t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
+    const ref::Mat r2 = gpu_attn(s, pos0, 5, sp, *b, E::tma, nullptr, 5),
+                   t2 = gpu_attn(s, pos0, 5, sp, *b, E::cp_async);
     CHECK((r2.array() == t2.array() || (r2.array().isNaN() && t2.array().isNaN())).all());
   }
 }
