@@ -431,12 +431,13 @@ void print_run(const Args& a, const Prepared& p, const reports::RunRecord& rec, 
   if (!d.step_ms.empty())
     fmt::print("decode: {} tokens, median {:.2f} ms/token (min {:.2f}, max {:.2f}) over the {} unprofiled steps\n",
                a.decode, d.median_ms, d.min_ms, d.max_ms, d.step_ms.size());
+  const int64_t graph_steps = rec.graph_updated + rec.graph_instantiated;  // DecodeGraphStats::steps()
   if (!d.enqueue_ms.empty())
     fmt::print("  host time to enqueue a step: median {:.2f} ms ({:.0f}% of the step's wall time){}\n",
                d.enqueue_median_ms, d.median_ms > 0 ? 100.0 * d.enqueue_median_ms / d.median_ms : 0.0,
-               gs.steps() > 0 ? fmt::format("; {} steps as CUDA graphs, {} updated, {} instantiated", gs.steps(),
-                                            gs.updated, gs.instantiated)
-                              : std::string());
+               graph_steps > 0 ? fmt::format("; {} steps as CUDA graphs, {} updated, {} instantiated", graph_steps,
+                                             rec.graph_updated, rec.graph_instantiated)
+                               : std::string());
   if (rec.decode_gpu_ms) {
     // The profiled steps' op intervals include the events' own cost and any gap between ops, so they can add up
     // to more than an unprofiled step's wall time: then the host overhead is below what this can separate.
