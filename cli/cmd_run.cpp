@@ -548,7 +548,8 @@ void add_run(CLI::App& app, Run& run_out, const std::string& command_line) {
       ->check(CLI::IsMember({"on", "off"}));
   c->add_option("--attn-engine", a->attn_engine,
                 "sparse_attn's prefill kernel (gpu/sparse_attn.hpp): auto (the tensor-copy ring on Hopper, else the "
-                "cp.async tile kernel), tma or cp_async, to measure the two side by side; the same bits")
+                "cp.async tile kernel), tma or cp_async, to measure the two side by side; the same bits but for the "
+                "blocks the ring takes on the warpgroup MMA, which may round otherwise in the last bit")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "tma", "cp_async"}));
   c->add_option("--profiler-steps", a->profiler_steps,
