@@ -358,9 +358,16 @@ __global__ void __launch_bounds__(kThreads, 2)
 // A block that at least `wg_takers` of a warpgroup's 4 queries attend to (the forced ones, a trained model's shared
 // picks, every block of a dense call) is taken by the warpgroup at once on wgmma (attend_block_wg: 64 rows, the
 // query's own 16 per warp, B straight from the stage, no ldmatrix; a warp whose query did not pick the block masks
-// its rows and keeps its state); fewer takers, each on its own mma.sync as before. wgmma sums a product's terms in an
-// order of its own, so such a block's outputs may differ from tile_kernel's in the last bits (within the rounding the
-// tolerance table allows for an fp32 accumulation).
+// its rows and keeps its state); fewer takers, each on its own mma.sync as before. wgmma may sum a product's terms in
+// an order of its own, so such a block's outputs may differ from tile_kernel's in the last bits (within the rounding
+// the tolerance table allows for an fp32 accumulation); the one comparison made so far found the same error figures
+// to the last digit (bench/RESULTS.md, "Issue 36, fifth session"). A masked warp adds 0 * V for a block its query
+// skipped: a non-finite value there would reach it (the model's values are finite; rows past the cache read as 0).
+// The P fragments of the P V product are built after the warpgroup's fence, between the wgmma that read them; the
+// PTX ISA asks for a fence between such a register write and its wgmma. ptxas (which inserts warpgroup arrives of its
+// own where it sees the need, warning C7520 when that serializes) compiles it without a warning and the GPU tests
+// pass; all four k-steps' fragments built before the fence (32 more registers) is the stated form, left for a GPU
+// session to build and measure.
 constexpr int kRingQ = 8;
 constexpr int kRingThreads = 32 * kRingQ;
 constexpr int kRingStages = 6;
@@ -456,7 +463,7 @@ __global__ void __launch_bounds__(kRingThreads, 1)
   __syncthreads();  // the mbarriers are initialised (build_union's barriers are not reached on the dense path)
   const int nu = blocks ? build_union<kRingQ>(sel, bitmap, nbw, ulist) : int(qb_last + 1);
   if (blocks) {  // each selected block's position in the (ascending) union, by bisection
-    own[warp][lane] = 0u;
+    own[warp][lane] = 0u;  // kUnionWords = 32: a word a lane
     __syncwarp();
 #pragma unroll
     for (int i = 0; i < kMaxSel / 32; ++i) {

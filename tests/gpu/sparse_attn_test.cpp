@@ -259,7 +259,7 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
 // (wg_takers = 1: the rows of the queries that did not pick a block masked, their state carried through untouched),
 // with the automatic threshold and with 3, on selections neighbours hardly share and on shared ones, and dense from 0
 // (the causal diagonal inside the warpgroup's 4 queries), sampled rows against the float64 reference; a chunk of 3347
-// queries leaves the last CTA 3 queries, so one warpgroup has one and the other none.
+// queries leaves the last CTA 3 queries: its first warpgroup 3 active warps and an idle one, its second none.
 TEST_CASE("sparse_attn: blocks the ring takes on wgmma match the reference", "[sparse_attn][dense_attn][gpu][large]") {
   if (!gpu::wgmma_available()) {
     WARN("not run: the ring kernel needs an sm_90a build on a compute capability 9.0 GPU");
