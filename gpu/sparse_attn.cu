@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(kRingThreads, 1)
   load_selection(sel, blocks, t, G, grp, k_sel, qb, active, lane);
   __syncthreads();  // the mbarriers are initialised (build_union's barriers are not reached on the dense path)
   const int nu = blocks ? build_union<kRingQ>(sel, bitmap, nbw, ulist) : int(qb_last + 1);
-  if (blocks) {  // each selected block's position in the (ascending) union, by bisection
+  if (blocks) {            // each selected block's position in the (ascending) union, by bisection
     own[warp][lane] = 0u;  // kUnionWords = 32: a word a lane
     __syncwarp();
 #pragma unroll
