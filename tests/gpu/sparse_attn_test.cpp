@@ -105,6 +105,18 @@ ref::Selection random_selection(int64_t pos0, int64_t T, const ref::SelectParams
   return sel;
 }
 
+// The selection neighbours share: every query of a 64-position block takes its block's first query's picks (of sel,
+// a selection of the queries pos0 .. pos0 + sel.T - 1).
+ref::Selection shared_by_block(const ref::Selection& sel, int64_t pos0, const ref::SelectParams& sp) {
+  ref::Selection shared = sel;
+  for (int64_t t = 0; t < sel.T; ++t) {
+    const int64_t first = std::max<int64_t>(0, (pos0 + t) / sp.block * sp.block - pos0);
+    std::copy_n(sel.blocks.begin() + first * sp.groups * sp.k_sel, sp.groups * sp.k_sel,
+                shared.blocks.begin() + t * sp.groups * sp.k_sel);
+  }
+  return shared;
+}
+
 }  // namespace
 
 TEST_CASE("sparse_attn: matches the float64 reference on the reference's selection", "[sparse_attn][gpu]") {
@@ -220,12 +232,7 @@ TEST_CASE("sparse_attn: the ring and tile kernels give the same bits", "[sparse_
   using E = gpu::AttnArgs::Engine;
   const int64_t pos0 = 9000, T = s.L - pos0;  // 3347 queries: 418 tiles of 8 and 3 left over; the last block half full
   const ref::Selection random = random_selection(pos0, T, sp, 6102);
-  ref::Selection shared = random;  // every query of a 64-position block takes its block's first query's picks
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t first = std::max<int64_t>(0, (pos0 + t) / sp.block * sp.block - pos0);
-    std::copy_n(random.blocks.begin() + first * sp.groups * sp.k_sel, sp.groups * sp.k_sel,
-                shared.blocks.begin() + t * sp.groups * sp.k_sel);
-  }
+  const ref::Selection shared = shared_by_block(random, pos0, sp);
   for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
     INFO((sel == &random ? "random" : "shared") << " selections");
     const ref::Mat ring = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, nullptr, 5),
@@ -271,12 +278,7 @@ TEST_CASE("sparse_attn: blocks the ring takes on wgmma match the reference", "[s
   using E = gpu::AttnArgs::Engine;
   const int64_t pos0 = 9000, T = s.L - pos0;
   const ref::Selection random = random_selection(pos0, T, sp, seed + 1);
-  ref::Selection shared = random;  // every query of a 64-position block takes its block's first query's picks
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t first = std::max<int64_t>(0, (pos0 + t) / sp.block * sp.block - pos0);
-    std::copy_n(random.blocks.begin() + first * sp.groups * sp.k_sel, sp.groups * sp.k_sel,
-                shared.blocks.begin() + t * sp.groups * sp.k_sel);
-  }
+  const ref::Selection shared = shared_by_block(random, pos0, sp);
   const std::vector<std::pair<int64_t, int64_t>> rows = {{0, 12}, {1533, 1545}, {T - 11, T}};
   for (int wg : {1, 0, 3})
     for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
