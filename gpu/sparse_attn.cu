@@ -97,11 +97,12 @@ struct Swizzled {
 
 // The online softmax of one block's logits for the warp's 16 rows (g and g + 8 of each n-tile): s holds the warp's
 // NT n-tiles of 8 keys from key0 (mma.m16n8k16's C layout, which is also wgmma's per warp); columns >= valid are
-// masked. The state (row max m and sum l in log2 units, O) is rescaled to the new max and s replaced by P =
-// exp2(s - m). A warp whose every column is masked keeps its state bit for bit (alpha = 1, P = 0).
+// masked. The row max m and sum l (log2 units) move to the new max, s is replaced by P = exp2(s - m), and alpha is
+// the factor that takes O to the new max (rescale_o; softmax_block does both). A warp whose every column is masked
+// keeps its state bit for bit (alpha = 1, P = 0).
 template <int NT>
-__device__ void softmax_block(float (&s)[NT][4], int key0, int valid, float sc_log2, float (&m)[2], float (&l)[2],
-                              float (&o)[16][4], int lane) {
+__device__ void softmax_p(float (&s)[NT][4], int key0, int valid, float sc_log2, float (&m)[2], float (&l)[2],
+                          float (&alpha)[2], int lane) {
   const int c4 = lane & 3;
   float bmax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
@@ -112,7 +113,7 @@ __device__ void softmax_block(float (&s)[NT][4], int key0, int valid, float sc_l
       s[j][e] = col < valid ? s[j][e] * sc_log2 : -INFINITY;
       bmax[e >> 1] = fmaxf(bmax[e >> 1], s[j][e]);
     }
-  float alpha[2], psum[2] = {0.f, 0.f}, mref[2];
+  float psum[2] = {0.f, 0.f}, mref[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     bmax[r] = fmaxf(bmax[r], __shfl_xor_sync(0xffffffffu, bmax[r], 1));
@@ -135,8 +136,17 @@ __device__ void softmax_block(float (&s)[NT][4], int key0, int valid, float sc_l
     psum[r] += __shfl_xor_sync(0xffffffffu, psum[r], 2);
     l[r] = l[r] * alpha[r] + psum[r];
   }
+}
+__device__ void rescale_o(float (&o)[16][4], const float (&alpha)[2]) {
 #pragma unroll
   for (int j = 0; j < 16; ++j) o[j][0] *= alpha[0], o[j][1] *= alpha[0], o[j][2] *= alpha[1], o[j][3] *= alpha[1];
+}
+template <int NT>
+__device__ void softmax_block(float (&s)[NT][4], int key0, int valid, float sc_log2, float (&m)[2], float (&l)[2],
+                              float (&o)[16][4], int lane) {
+  float alpha[2];
+  softmax_p<NT>(s, key0, valid, sc_log2, m, l, alpha, lane);
+  rescale_o(o, alpha);
 }
 
 // P's A fragment of k-step kk (keys 16 kk .. 16 kk + 15) as two bf16 terms, hi + lo, from the S accumulators of
@@ -363,11 +373,8 @@ __global__ void __launch_bounds__(kThreads, 2)
 // the tolerance table allows for an fp32 accumulation); the one comparison made so far found the same error figures
 // to the last digit (bench/RESULTS.md, "Issue 36, fifth session"). A masked warp adds 0 * V for a block its query
 // skipped: a non-finite value there would reach it (the model's values are finite; rows past the cache read as 0).
-// The P fragments of the P V product are built after the warpgroup's fence, between the wgmma that read them; the
-// PTX ISA asks for a fence between such a register write and its wgmma. ptxas (which inserts warpgroup arrives of its
-// own where it sees the need, warning C7520 when that serializes) compiles it without a warning and the GPU tests
-// pass; all four k-steps' fragments built before the fence (32 more registers) is the stated form, left for a GPU
-// session to build and measure.
+// The P fragments of all four k-steps of the P V product are built before the warpgroup's fence, as the PTX ISA asks
+// of registers a wgmma reads (32 registers more than building each k-step's between the products).
 constexpr int kRingQ = 8;
 constexpr int kRingThreads = 32 * kRingQ;
 constexpr int kRingStages = 6;
@@ -398,19 +405,95 @@ __device__ void attend_block_wg(const uint32_t (&qa)[8][4], const unsigned char*
   wg::wait<0>();
   wg::fence_operand(sd);
   softmax_block<8>(s, 0, valid, sc_log2, m, l, o, lane);
+  uint32_t ph[4][4], pl[4][4];  // P's A fragments, all written before the fence that orders them before the wgmma
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) p_frags<8>(s, kk, ph[kk], pl[kk]);
   wg::fence_operand(od);
   wg::fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {  // keys 16 kk ..: rows 16 kk .. of both V boxes (2 atoms of 8 rows, 2048 B)
-    uint32_t ph[4], pl[4];
-    p_frags<8>(s, kk, ph, pl);
     const uint64_t dv = wg::desc_sw128_mn(base + 2 * kBoxBytes + kk * 2048, kBoxBytes);
-    wg::mma_m64n128k16_mn(od, ph, dv);
-    wg::mma_m64n128k16_mn(od, pl, dv);
+    wg::mma_m64n128k16<true>(od, ph[kk], dv, true);
+    wg::mma_m64n128k16<true>(od, pl[kk], dv, true);
   }
   wg::commit();
   wg::wait<0>();
   wg::fence_operand(od);
+}
+
+// S = Q K^T of one stage's block for the warpgroup (8 x m64n64k16), one commit group, not waited on.
+__device__ void block_logits(float (&sd)[32], const uint32_t (&qa)[8][4], uint32_t base) {
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks)
+    wg::mma_m64n64k16(sd, qa[ks], wg::desc_sw128(base + (ks >> 2) * kBoxBytes + (ks & 3) * 32), ks > 0);
+  wg::commit();
+}
+// O += P V of one stage's block (4 k-steps x hi, lo: 8 x m64n128k16, V MN-major), one commit group, not waited on.
+__device__ void block_pv(float (&od)[64], const uint32_t (&ph)[4][4], const uint32_t (&pl)[4][4], uint32_t base) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {  // keys 16 kk ..: rows 16 kk .. of both V boxes (2 atoms of 8 rows, 2048 B)
+    const uint64_t dv = wg::desc_sw128_mn(base + 2 * kBoxBytes + kk * 2048, kBoxBytes);
+    wg::mma_m64n128k16<true>(od, ph[kk], dv, true);
+    wg::mma_m64n128k16<true>(od, pl[kk], dv, true);
+  }
+  wg::commit();
+}
+
+// A dense call's walk (blocks 0 .. nu - 1 of the union, every one on the warpgroup's wgmma), with the softmax of
+// block u beside the P V product of block u - 1: S u is issued before P V u - 1, so it completes first, and its
+// exponentials run while the tensor pipe works on P V (attend_block_wg waits on each product before the next step:
+// the softmax and the products took turns). O's rescale to block u's max waits for P V u - 1 (it is in flight in
+// O's registers), and P V u reads P u from registers built once that product is done. Every product is waited on in
+// the iteration that issues it, and none is issued under a condition, so ptxas keeps them asynchronous. The same
+// arithmetic as attend_block_wg: the same bits. Block u's keys the warp's query sees: p - 64 u + 1 (capped at 64),
+// none past its own block or for an inactive warp.
+template <class WaitStage, class Release>
+__device__ void dense_walk(const uint32_t (&qa)[8][4], const unsigned char* ring, int nu, int64_t p, bool active,
+                           int64_t qb, float sc_log2, float (&m)[2], float (&l)[2], float (&o)[16][4], int lane,
+                           WaitStage&& wait_stage, Release&& release) {
+  float s[8][4];
+  float(&sd)[32] = reinterpret_cast<float(&)[32]>(s);
+  float(&od)[64] = reinterpret_cast<float(&)[64]>(o);
+  auto base_of = [&](int u) { return mma::smem_addr(ring + size_t(u % kRingStages) * kStageBytes); };
+  auto valid_of = [&](int u) {
+    return active && u <= qb ? int(std::min<int64_t>(kBlock, p - int64_t(u) * kBlock + 1)) : 0;
+  };
+  if (nu == 0) return;
+  float alpha[2];
+  wait_stage(0);
+  wg::fence_operand(sd);
+  wg::fence();
+  block_logits(sd, qa, base_of(0));
+  wg::wait<0>();
+  wg::fence_operand(sd);
+  softmax_p<8>(s, 0, valid_of(0), sc_log2, m, l, alpha, lane);
+  rescale_o(o, alpha);
+  uint32_t ph[4][4], pl[4][4];
+  for (int u = 1; u < nu; ++u) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) p_frags<8>(s, kk, ph[kk], pl[kk]);  // P of block u - 1
+    wait_stage(u);
+    wg::fence_operand(sd);
+    wg::fence_operand(od);
+    wg::fence();
+    block_logits(sd, qa, base_of(u));
+    block_pv(od, ph, pl, base_of(u - 1));
+    wg::wait<1>();  // S of block u
+    wg::fence_operand(sd);
+    softmax_p<8>(s, 0, valid_of(u), sc_log2, m, l, alpha, lane);
+    wg::wait<0>();  // P V of block u - 1
+    wg::fence_operand(od);
+    release(u - 1);
+    rescale_o(o, alpha);
+  }
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) p_frags<8>(s, kk, ph[kk], pl[kk]);
+  wg::fence_operand(od);
+  wg::fence();
+  block_pv(od, ph, pl, base_of(nu - 1));
+  wg::wait<0>();
+  wg::fence_operand(od);
+  release(nu - 1);
 }
 
 // The warp's query (16 heads of group grp at row t) as A fragments, straight from global memory: qa[ks] is k-step ks
@@ -495,10 +578,37 @@ __global__ void __launch_bounds__(kRingThreads, 1)
     if (stats && blocks) add_tile_stats(stats, nu, t_last - int64_t(blockIdx.x) * kRingQ + 1);
   }
 
+  int64_t wg_qb[4];  // dense: the query block of each of the warpgroup's queries (-1 past T), for its taker count
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int64_t ti = int64_t(blockIdx.x) * kRingQ + wg0 + i;
+    wg_qb[i] = ti < T ? (pos0 + ti) / kBlock : -1;
+  }
+
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   float o[16][4];
 #pragma unroll
   for (int j = 0; j < 16; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  auto wait_stage = [&](int u) {
+    wg::mbar_wait(&full[u % kRingStages], uint32_t(u / kRingStages) & 1u);
+    __syncwarp();  // the lanes leave the spin together before ldmatrix / mma (.sync.aligned)
+  };
+  auto release = [&](int u) {  // this warp is done with union block u's stage
+    __syncwarp();              // every lane's reads of the stage are done before the warp counts itself out
+    if (lane == 0) {
+      __threadfence_block();  // release: this warp's reads of the stage before its count
+      if (atomicAdd(&used[u % kRingStages], 1) % kRingQ == kRingQ - 1 && u + kRingStages < nu) {
+        __threadfence_block();         // acquire: the other warps' counted reads before the refill
+        wg::fence_proxy_async_smem();  // ... and before the async proxy's writes to the stage
+        issue(u + kRingStages);
+      }
+    }
+  };
+  if (!blocks && wg_takers <= 4) {  // dense: every block on the warpgroup's wgmma, pipelined (dense_walk)
+    dense_walk(qa, ring, nu, p, active, qb, sc_log2, m, l, o, lane, wait_stage, release);
+    if (active) write_rows(out, ldo, t, grp, o, l, lane);
+    return;
+  }
   int attended = 0;
   for (int u = 0; u < nu; ++u) {
     const int s = u % kRingStages;
@@ -512,13 +622,9 @@ __global__ void __launch_bounds__(kRingThreads, 1)
     } else {
       mine = active && b <= qb;
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int64_t ti = int64_t(blockIdx.x) * kRingQ + wg0 + i;
-        takers += ti < T && (pos0 + ti) / kBlock >= b;
-      }
+      for (int i = 0; i < 4; ++i) takers += wg_qb[i] >= b;
     }
-    wg::mbar_wait(&full[s], uint32_t(u / kRingStages) & 1u);
-    __syncwarp();  // the lanes leave the spin together before ldmatrix / mma (.sync.aligned)
+    wait_stage(u);
     const int valid = mine ? int(std::min<int64_t>(kBlock, p - b * kBlock + 1)) : 0;  // keys b*64 .. p of the block
     // (takers is the same in the warpgroup's 4 warps; read off lane 0 the compiler sees it uniform, and does not
     // serialize the wgmma behind warpgroup barriers of its own, ptxas C7520)
@@ -530,15 +636,7 @@ __global__ void __launch_bounds__(kRingThreads, 1)
       attend_block<8, Swizzled>(qa, Ks, Ks + 2 * Swizzled::kBoxElems, 0, valid, sc_log2, m, l, o, lane);
       ++attended;
     }
-    __syncwarp();  // every lane's reads of the stage are done before the warp counts itself out
-    if (lane == 0) {
-      __threadfence_block();  // release: this warp's reads of the stage before its count
-      if (atomicAdd(&used[s], 1) % kRingQ == kRingQ - 1 && u + kRingStages < nu) {
-        __threadfence_block();         // acquire: the other warps' counted reads before the refill
-        wg::fence_proxy_async_smem();  // ... and before the async proxy's writes to the stage
-        issue(u + kRingStages);
-      }
-    }
+    release(u);
   }
   if (!active) return;
   write_rows(out, ldo, t, grp, o, l, lane);

@@ -305,6 +305,32 @@ TEST_CASE("sparse_attn: blocks the ring takes on wgmma match the reference", "[s
   }
 }
 
+// A dense call on the ring runs every block on the warpgroup's wgmma with the softmax of one block beside the P V
+// product of the one before (dense_walk); the warpgroup walk of a sparse call (attend_block_wg, each product waited on
+// in turn) does the same arithmetic in the same order. Given every causal block as its selection and wg_takers = 1,
+// the sparse call must give the dense call's bits: from position 0 with unions of 1 to 32 blocks, shorter and longer
+// than the ring of 6 stages, and the diagonal inside a warpgroup (queries whose block the others have not reached).
+TEST_CASE("dense_attn: the pipelined walk gives the bits of the warpgroup walk", "[dense_attn][gpu][large]") {
+  if (!gpu::wgmma_available()) {
+    WARN("not run: the ring kernel needs an sm_90a build on a compute capability 9.0 GPU");
+    return;
+  }
+  const ref::SelectParams sp = test::real_select_params();
+  const Seq s = make_seq(2003, sp, 6501);
+  using E = gpu::AttnArgs::Engine;
+  for (int64_t T : {int64_t(5), int64_t(448), int64_t(2003)}) {
+    INFO("dense from 0, " << T << " queries");
+    REQUIRE((T - 1) / sp.block + 1 <= sp.k_sel);
+    std::vector<int32_t> every(size_t(T * sp.groups * sp.k_sel), -1);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t g = 0; g < sp.groups; ++g)
+        for (int64_t b = 0; b <= t / sp.block; ++b) every[size_t((t * sp.groups + g) * sp.k_sel + b)] = int32_t(b);
+    const ref::Mat dense = gpu_attn(s, 0, T, sp, {}, E::tma), walk = gpu_attn(s, 0, T, sp, every, E::tma, nullptr, 1);
+    CHECK((dense.array() == walk.array()).all());
+    CHECK_FALSE(dense.hasNaN());
+  }
+}
+
 // AttnArgs::tile_stats: per tile of consecutive queries (8 for the ring, 4 for the tile kernel) the size of the union
 // of their selections, per query the distinct blocks it attended to, the tiles and the queries, as the host counts
 // them from the same selection.
