@@ -296,7 +296,8 @@ std::vector<int32_t> shared_selection(int64_t pos0, int64_t T, const ref::Select
 // dense_attn: every causal block, as the sparse layers attend below dense_len. .overlap: on shared_selection instead
 // of select_blocks' own; .cp_async: the prefill's tile kernel instead of the ring (AttnArgs::Engine, the same bits),
 // the comparison point; .mma_sync: the ring with every block on its warps' own mma.sync (AttnArgs::wg_takers = 5),
-// as before the warpgroup path, beside the automatic choice.
+// as before the warpgroup path, beside the automatic choice; .in_turn: a warpgroup whose whole union runs on wgmma
+// waits on each block's products in turn instead of pipelining them (AttnArgs::wg_pipeline = false, the same bits).
 OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
   const bool decode = op == "sparse_attn.decode", dense = base_op(op) == "dense_attn";
   const bool overlap = op.find(".overlap") != std::string::npos;
@@ -311,6 +312,7 @@ OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
                                    s->out.get(), HD, {s->attn_ws.get(), s->attn_ws.size()});
   if (op.size() > 9 && op.compare(op.size() - 9, 9, ".cp_async") == 0) a.engine = gpu::AttnArgs::Engine::cp_async;
   if (op.find(".mma_sync") != std::string::npos) a.wg_takers = 5;
+  if (op.find(".in_turn") != std::string::npos) a.wg_pipeline = false;
   oc.run = [s, a, dense](gpu::Stream st) { dense ? gpu::dense_attn(a, st) : gpu::sparse_attn(a, st); };
   oc.check = [s, sp, HD, dense, run = oc.run] {
     gpu::fill_bytes(s->out.get(), 0xff, s->out.size() * 2);
@@ -708,10 +710,12 @@ const std::vector<std::pair<std::string, Maker>>& cases() {
       {"sparse_attn.overlap.cp_async", attention_case},
       {"sparse_attn.mma_sync", attention_case},
       {"sparse_attn.overlap.mma_sync", attention_case},
+      {"sparse_attn.overlap.in_turn", attention_case},
       {"sparse_attn.decode", attention_case},
       {"dense_attn", attention_case},
       {"dense_attn.cp_async", attention_case},
       {"dense_attn.mma_sync", attention_case},
+      {"dense_attn.in_turn", attention_case},
       {"gate", pair_case},
       {"gate.rmsnorm", pair_case},
       {"mlp", pair_case},

@@ -8,16 +8,15 @@
 // are that query's 16 heads and its A operand (the query's Q, 16 heads x 128) stays in registers (32 a thread) for the
 // whole CTA. Compressed keys are the B operand: tiles of 128 windows (K = 128, 32 KB, 128-byte swizzle) in a ring of
 // 4 shared-memory stages filled by the tensor copy engine (TMA), shared by the 4 warpgroups, which run decoupled
-// (for_tiles). A warpgroup takes a tile as two halves of 64 windows, each 8 wgmma m64n64k16 (one per 16 of K) into 32
-// fp32 accumulators a thread, logits[head, window] for rows g, g + 8 (heads) and 16 windows; each half's
-// exponentials run beside the warpgroup's product of the next half. One CTA an SM (up to 162 KB of shared memory,
-// ~127 registers a thread).
+// (for_tiles). A warpgroup takes a tile as 8 wgmma m64n128k16 (one per 16 of K) into 64 fp32 accumulators a thread,
+// logits[head, window] for rows g, g + 8 (heads) and 32 windows; the products of one warpgroup run while the others
+// take their exponentials. One CTA an SM (up to 162 KB of shared memory, ~127 registers a thread).
 //
 //  - lse_partial_wg: per head an online (max, sum) of exp2 over the windows of the CTA's split the query sees (one
-//    rescale a half), merged over the 4 lanes holding the head's other windows: the (max, sum) pairs of lse_partial.
+//    rescale a tile), merged over the 4 lanes holding the head's other windows: the (max, sum) pairs of lse_partial.
 //  - score_pool_wg: s[window] = sum over the 16 heads of exp2(logit - LSE2_h): the two heads of a thread first, then
-//    a reduce-scatter over the 8 lanes holding the other heads (each step halves what a lane keeps: 14 shuffles a
-//    half, not 48), rounded once to bf16 into shared memory, then max-pooled into the blocks as score_pool does.
+//    a reduce-scatter over the 8 lanes holding the other heads (each step halves what a lane keeps: 28 shuffles a
+//    tile, not 96), rounded once to bf16 into shared memory, then max-pooled into the blocks as score_pool does.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -71,6 +70,18 @@ __device__ void load_query_frags(const Chunk& ch, int64_t tl, int grp, int lane,
   }
 }
 
+// d[head row, window] = Q K^T for the warpgroup's 4 queries and the 128 windows of `tile`: 8 wgmma m64n128k16 (one
+// per 16 of K), committed as one group and not waited on.
+__device__ void tile_logits(float (&d)[64], const uint32_t (&qa)[8][4], const unsigned char* tile) {
+  const uint32_t base = mma::smem_addr(tile);
+  wg::fence_operand(d);
+  wg::fence();
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks)
+    wg::mma_m64n128k16(d, qa[ks], wg::desc_sw128(base + (ks >> 2) * kHalfBytes + (ks & 3) * 32), ks > 0);
+  wg::commit();
+}
+
 // The ring's control words (static shared memory): full[s] completes when stage s's tile has landed; used[s] counts
 // the warps that have finished with stage s (monotonic: the kWarpsCta-th of a round refills it).
 struct RingCtl {
@@ -89,33 +100,17 @@ __device__ void issue_tile(RingCtl& ctl, unsigned char* ring, const CUtensorMap*
   wg::tma_load_3d(st + kHalfBytes, map, 64, row, grp, &ctl.full[s]);
 }
 
-// Half h (windows 64 h .. 64 h + 63) of `tile`: 8 wgmma m64n64k16 (one per 16 of K) into 32 accumulators, one
-// commit group, not waited on.
-__device__ void half_logits(float (&d)[32], const uint32_t (&qa)[8][4], const unsigned char* tile, int h) {
-  const uint32_t base = mma::smem_addr(tile) + uint32_t(h) * (kHalfBytes / 2);  // row 64 h of each K-half
-  wg::fence_operand(d);
-  wg::fence();
-#pragma unroll
-  for (int ks = 0; ks < 8; ++ks)
-    wg::mma_m64n64k16(d, qa[ks], wg::desc_sw128(base + (ks >> 2) * kHalfBytes + (ks & 3) * 32), ks > 0);
-  wg::commit();
-}
-
 // The ring: tiles e0 + 128 kt (kt < n_tiles, CTA-uniform) of the map through kStages stages, each warpgroup at its
 // own pace. Thread 0 issues the first kStages tiles; after that the last warp to finish with a stage refills it, so
 // no warpgroup waits for another except through a stage's data: one may run up to kStages - 1 tiles ahead of the
 // slowest (a CTA barrier a tile kept the four in step: each tile cost the four warpgroups' products plus the last
-// one's exponentials).
+// one's exponentials). A warpgroup's own products are waited on before its epilogue: what runs beside them is the
+// other warpgroups' exponentials (two halves of a tile in flight by turns, 32 accumulators each, measured slower:
+// the narrower products cost more than the overlap they bought; docs/performance.md, "Measured reasons behind kernel
+// choices").
 //
-// A tile is two halves of 64 windows, A and B, in two sets of 32 accumulators (d0, d1: the registers one m64n128k16
-// took), and each half's exponentials run beside the warpgroup's next product: A kt's beside B kt's, B kt's beside A
-// (kt + 1)'s. (One product a tile, waited on before its epilogue, left the tensor pipe to the other warpgroups while
-// this one took its exponentials: under Nsight Compute the tensor pipe and MUFU were busy 41% and 49% of the time,
-// about the sum of the two, not the max.) Every product is waited on inside the iteration that issues it and
-// nothing is issued under a condition: ptxas serializes the products (C7514, C7517) when one is in flight across the
-// loop's back edge or issued in a branch whose twin it cannot pair. Tiles kt < n_active (a prefix: the warpgroup's
-// queries see windows only there; warp-uniform) get epi(kt, 0, d0) and epi(kt, 1, d1); every tile then gets
-// done(kt), after both halves. Ends with a CTA barrier.
+// Tiles kt < n_active (a prefix: the warpgroup's queries see windows only there; warp-uniform, so that ptxas keeps
+// the products asynchronous) get epi(kt, d); every tile then gets done(kt). Ends with a CTA barrier.
 template <class Epi, class Done>
 __device__ void for_tiles(unsigned char* ring, int n_tiles, int n_active, const CUtensorMap* map, int64_t e0, int grp,
                           const uint32_t (&qa)[8][4], Epi&& epi, Done&& done) {
@@ -128,41 +123,23 @@ __device__ void for_tiles(unsigned char* ring, int n_tiles, int n_active, const 
   if (threadIdx.x == 0)
     for (int kt = 0; kt < n_tiles && kt < kStages; ++kt) issue_tile(ctl, ring, map, e0, kt, grp);
   auto ready = [&](int kt) { wg::mbar_wait(&ctl.full[kt % kStages], uint32_t(kt / kStages) & 1u); };
-  auto release = [&](int kt) {
+  auto release = [&](int kt) {  // the warp's products have read tile kt (waited on)
     __syncwarp();
     if (threadIdx.x % 32 == 0 && atomicAdd(&ctl.used[kt % kStages], 1) % kWarpsCta == kWarpsCta - 1 &&
         kt + kStages < n_tiles)
       issue_tile(ctl, ring, map, e0, kt + kStages, grp);
   };
-  auto stage = [&](int kt) { return ring + (kt % kStages) * kTileBytes; };
-  float d0[32], d1[32];
-  if (n_active > 0) {
-    ready(0);
-    half_logits(d0, qa, stage(0), 0);
+  float d[64];
+  for (int kt = 0; kt < n_active; ++kt) {
+    ready(kt);
+    tile_logits(d, qa, ring + (kt % kStages) * kTileBytes);
     wg::wait<0>();
-    wg::fence_operand(d0);
-    half_logits(d1, qa, stage(0), 1);
-    epi(0, 0, d0);  // beside half B's product
-    wg::wait<0>();
-    wg::fence_operand(d1);
-    release(0);
-    for (int kt = 1; kt < n_active; ++kt) {
-      ready(kt);
-      half_logits(d0, qa, stage(kt), 0);
-      epi(kt - 1, 1, d1);  // half B of the tile before, beside half A's product
-      done(kt - 1);
-      wg::wait<0>();
-      wg::fence_operand(d0);
-      half_logits(d1, qa, stage(kt), 1);
-      epi(kt, 0, d0);  // beside half B's product
-      wg::wait<0>();
-      wg::fence_operand(d1);
-      release(kt);
-    }
-    epi(n_active - 1, 1, d1);
-    done(n_active - 1);
+    wg::fence_operand(d);
+    release(kt);
+    epi(kt, d);
+    done(kt);
   }
-  for (int kt = n_active; kt < n_tiles; ++kt) {
+  for (int kt = n_active; kt < n_tiles; ++kt) {  // the stages still pass through this warpgroup's count
     ready(kt);
     release(kt);
     done(kt);
@@ -215,9 +192,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t qa[8][4];
   load_query_frags(ch, tl, grp, lane, qa);
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // heads gr, gr + 8
-  auto epi = [&](int kt, int h, const float(&d)[32]) {
-    const int local = kt * kTile + 64 * h;  // window e_begin + local + n is column n of the half
-    // windows the query does not see read as -inf (exp2 0), tested only in the half where its windows end; the
+  auto epi = [&](int kt, const float(&d)[64]) {
+    const int local = kt * kTile;  // window e_begin + local + n is column n of the tile
+    // windows the query does not see read as -inf (exp2 0), tested only in the tile where its windows end; the
     // accumulators themselves stay untouched (ptxas serializes products whose registers are written in between)
     auto body = [&](auto masked) {
       auto logit = [&](int j, int e, int r) {
@@ -225,9 +202,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       };
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        float tm = -INFINITY;  // the half's max logit (scaling by sc_log2 > 0 keeps the order)
+        float tm = -INFINITY;  // the tile's max logit (scaling by sc_log2 > 0 keeps the order)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) tm = fmaxf(tm, fmaxf(logit(j, 0, r), logit(j, 1, r)));
+        for (int j = 0; j < 16; ++j) tm = fmaxf(tm, fmaxf(logit(j, 0, r), logit(j, 1, r)));
         if (tm == -INFINITY) continue;
         tm *= ch.sc_log2;
         if (tm > m[r]) {
@@ -236,13 +213,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         float sum[2] = {0.f, 0.f};  // two chains of dependent adds, not one
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
+        for (int j = 0; j < 16; ++j)
 #pragma unroll
           for (int e = 0; e < 2; ++e) sum[e] += mma::exp2_ftz(logit(j, e, r) * ch.sc_log2 - m[r]);
         l[r] += sum[0] + sum[1];
       }
     };
-    if (local + 64 <= wl.lim) body(std::false_type{});
+    if (local + kTile <= wl.lim) body(std::false_type{});
     else body(std::true_type{});
   };
   auto done = [&](int kt) {
@@ -299,26 +276,27 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t qa[8][4];
   load_query_frags(ch, tl, grp, lane, qa);
   const bool b0bit = (lane >> 2) & 1, b1bit = (lane >> 3) & 1, b2bit = (lane >> 4) & 1;
-  const int jsel = 4 * b0bit + 2 * b1bit + b2bit;  // the column group of a half this lane ends with
+  const int jsel = 8 * b0bit + 4 * b1bit + 2 * b2bit;  // the column groups jsel, jsel + 1 this lane ends with
   uint16_t* wq = wsc + warp * kPoolWindows;
-  auto epi = [&](int kt, int h, const float(&d)[32]) {
-    float v[8][2];  // column group j (windows 128 kt + 64 h + 8 j + 2 c + e): heads gr and gr + 8
+  auto epi = [&](int kt, const float(&d)[64]) {
+    float v[16][2];  // column group j (windows 128 kt + 8 j + 2 c + e): heads gr and gr + 8
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
+    for (int j = 0; j < 16; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e)
         v[j][e] = mma::exp2_ftz(d[4 * j + e] * ch.sc_log2 - lse0) + mma::exp2_ftz(d[4 * j + 2 + e] * ch.sc_log2 - lse1);
-    // the 16 heads' sum as a reduce-scatter over the lanes of the other heads (lane bits 2, 3, 4), in the same tree
-    // as a whole tile's: each window's sum is the same adds in the same order
-    float v4[4][2], v2[2][2], v1[1][2];
-    halve<4>(v, v4, 4, b0bit);
-    halve<2>(v4, v2, 8, b1bit);
-    halve<1>(v2, v1, 16, b2bit);
-    const int w = kt * kTile + 64 * h + 8 * jsel + 2 * c;
-    // a window the query does not see scores 0 (the reference's zeroed score array): it never raises a max
-    const uint32_t k0 = w >= lo && w < wl.lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v1[0][0])) : 0u;
-    const uint32_t k1v = w + 1 >= lo && w + 1 < wl.lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v1[0][1])) : 0u;
-    *reinterpret_cast<uint32_t*>(wq + w) = k0 | (k1v << 16);
+    float v8[8][2], v4[4][2], v2[2][2];
+    halve<8>(v, v8, 4, b0bit);
+    halve<4>(v8, v4, 8, b1bit);
+    halve<2>(v4, v2, 16, b2bit);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int w = kt * kTile + 8 * (jsel + i) + 2 * c;
+      // a window the query does not see scores 0 (the reference's zeroed score array): it never raises a max
+      const uint32_t k0 = w >= lo && w < wl.lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v2[i][0])) : 0u;
+      const uint32_t k1v = w + 1 >= lo && w + 1 < wl.lim ? __bfloat16_as_ushort(__float2bfloat16_rn(v2[i][1])) : 0u;
+      *reinterpret_cast<uint32_t*>(wq + w) = k0 | (k1v << 16);
+    }
   };
   auto done = [&](int kt) {  // tiles past the warpgroup's queries: their windows score 0
     if (kt < wl.n_active) return;

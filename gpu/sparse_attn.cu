@@ -439,25 +439,22 @@ __device__ void block_pv(float (&od)[64], const uint32_t (&ph)[4][4], const uint
   wg::commit();
 }
 
-// A dense call's walk (blocks 0 .. nu - 1 of the union, every one on the warpgroup's wgmma), with the softmax of
-// block u beside the P V product of block u - 1: S u is issued before P V u - 1, so it completes first, and its
-// exponentials run while the tensor pipe works on P V (attend_block_wg waits on each product before the next step:
-// the softmax and the products took turns). O's rescale to block u's max waits for P V u - 1 (it is in flight in
+// The warpgroup's walk of the whole union on wgmma (union blocks 0 .. nu - 1, each in stage u % kRingStages), with the
+// softmax of block u beside the P V product of block u - 1: S u is issued before P V u - 1, so it completes first, and
+// its exponentials run while the tensor pipe works on P V (attend_block_wg waits on each product before the next
+// step: the softmax and the products take turns). O's rescale to block u's max waits for P V u - 1 (it is in flight in
 // O's registers), and P V u reads P u from registers built once that product is done. Every product is waited on in
-// the iteration that issues it, and none is issued under a condition, so ptxas keeps them asynchronous. The same
-// arithmetic as attend_block_wg: the same bits. Block u's keys the warp's query sees: p - 64 u + 1 (capped at 64),
-// none past its own block or for an inactive warp.
-template <class WaitStage, class Release>
-__device__ void dense_walk(const uint32_t (&qa)[8][4], const unsigned char* ring, int nu, int64_t p, bool active,
-                           int64_t qb, float sc_log2, float (&m)[2], float (&l)[2], float (&o)[16][4], int lane,
-                           WaitStage&& wait_stage, Release&& release) {
+// the iteration that issues it and none is issued under a condition, so ptxas keeps them asynchronous. The same
+// arithmetic in the same order as attend_block_wg over the same blocks: the same bits. valid_of(u): the keys of block
+// u the warp's query sees (0: its rows masked, its state kept). Every thread of the warpgroup calls it, converged.
+template <class ValidOf, class WaitStage, class Release>
+__device__ void wg_walk(const uint32_t (&qa)[8][4], const unsigned char* ring, int nu, ValidOf&& valid_of,
+                        float sc_log2, float (&m)[2], float (&l)[2], float (&o)[16][4], int lane,
+                        WaitStage&& wait_stage, Release&& release) {
   float s[8][4];
   float(&sd)[32] = reinterpret_cast<float(&)[32]>(s);
   float(&od)[64] = reinterpret_cast<float(&)[64]>(o);
   auto base_of = [&](int u) { return mma::smem_addr(ring + size_t(u % kRingStages) * kStageBytes); };
-  auto valid_of = [&](int u) {
-    return active && u <= qb ? int(std::min<int64_t>(kBlock, p - int64_t(u) * kBlock + 1)) : 0;
-  };
   if (nu == 0) return;
   float alpha[2];
   wait_stage(0);
@@ -513,13 +510,14 @@ __device__ void load_q_frags(uint32_t (&qa)[8][4], const bf16* q, int64_t ldq, i
 }
 
 // Grid (ceil(T / kRingQ), G), kRingThreads threads, ring_smem(nbw) dynamic shared memory. kmap, vmap: the caches'
-// rows 0 .. pos0 + T - 1 (bf16_rows_map, 64-row boxes). wg_takers: AttnArgs::wg_takers (resolved). stats:
+// rows 0 .. pos0 + T - 1 (bf16_rows_map, 64-row boxes). wg_takers: AttnArgs::wg_takers (resolved); wg_pipeline:
+// AttnArgs::wg_pipeline. stats:
 // AttnArgs::tile_stats.
 __global__ void __launch_bounds__(kRingThreads, 1)
     ring_kernel(const __grid_constant__ CUtensorMap kmap, const __grid_constant__ CUtensorMap vmap,
                 const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, int G, float sc_log2,
-                const int32_t* __restrict__ blocks, int k_sel, int nbw, int wg_takers, bf16* __restrict__ out,
-                int64_t ldo, unsigned long long* __restrict__ stats) {
+                const int32_t* __restrict__ blocks, int k_sel, int nbw, int wg_takers, bool wg_pipeline,
+                bf16* __restrict__ out, int64_t ldo, unsigned long long* __restrict__ stats) {
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char* ring = smem + ((1024 - (mma::smem_addr(smem) & 1023)) & 1023);
   uint32_t* bitmap = reinterpret_cast<uint32_t*>(ring + kRingBytes);  // [nbw] union of the CTA's blocks
@@ -604,9 +602,33 @@ __global__ void __launch_bounds__(kRingThreads, 1)
       }
     }
   };
-  if (!blocks && wg_takers <= 4) {  // dense: every block on the warpgroup's wgmma, pipelined (dense_walk)
-    dense_walk(qa, ring, nu, p, active, qb, sc_log2, m, l, o, lane, wait_stage, release);
-    if (active) write_rows(out, ldo, t, grp, o, l, lane);
+  // The warpgroup takes the whole union on wgmma, pipelined (wg_walk), where every union block goes there anyway:
+  // dense calls, and sparse ones whose every union block at least wg_takers of its 4 queries picked (neighbours that
+  // share all their picks). Read off lane 0, the branch is warp-uniform to ptxas (as takers below).
+  bool whole = wg_pipeline && wg_takers <= 4;
+  if (whole && blocks) {
+    for (int u = lane; u < nu; u += 32) {
+      int n = 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) n += (own[wg0 + i][u >> 5] >> (u & 31)) & 1u;
+      whole = whole && n >= wg_takers;
+    }
+    whole = __all_sync(0xffffffffu, whole);
+  }
+  if (__shfl_sync(0xffffffffu, int(whole), 0)) {
+    auto valid_of = [&](int u) {  // keys b*64 .. p of block b = block_of(u), if the warp's query attends to it
+      const int64_t b = block_of(u);
+      const bool mine = blocks ? ((own[warp][u >> 5] >> (u & 31)) & 1u) != 0 : active && b <= qb;
+      return mine ? int(std::min<int64_t>(kBlock, p - b * kBlock + 1)) : 0;
+    };
+    wg_walk(qa, ring, nu, valid_of, sc_log2, m, l, o, lane, wait_stage, release);
+    if (!active) return;
+    write_rows(out, ldo, t, grp, o, l, lane);
+    if (stats && blocks && lane == 0) {
+      int attended = 0;
+      for (int w = 0; w < kUnionWords; ++w) attended += __popc(own[warp][w]);
+      atomicAdd(&stats[1], (unsigned long long)attended);
+    }
     return;
   }
   int attended = 0;
@@ -893,7 +915,7 @@ bool launch_ring(const AttnArgs& a, const bf16* q, const bf16* K, const bf16* V,
   const int wg_takers = a.wg_takers > 0 ? a.wg_takers : kWgTakers;
   const dim3 grid(unsigned((a.T + kRingQ - 1) / kRingQ), unsigned(a.G));
   ring_kernel<<<grid, kRingThreads, rsmem, s>>>(kmap, vmap, q, a.ldq, a.T, a.pos0, a.G, sc, a.blocks, a.k_sel, nbw,
-                                                wg_takers, out, a.ldo, a.tile_stats);
+                                                wg_takers, a.wg_pipeline, out, a.ldo, a.tile_stats);
   CHECK_LAUNCH(op);
   return true;
 }

@@ -36,10 +36,11 @@ Seq make_seq(int64_t L, const ref::SelectParams& sp, uint64_t seed) {
 // The GPU's attention output for queries pos0 .. pos0+T-1 (rows of s.q) over a cache holding keys 0 .. pos0+T-1
 // (rows past that are NaN). blocks: [T, G, k_sel] or empty (dense). q and out are embedded in wider rows (ldq, ldo
 // > H*hd) whose extra columns are NaN, so a kernel reading or writing outside its columns shows.
-// engine: the prefill kernel (AttnArgs::Engine); stats: AttnArgs::tile_stats, downloaded when not null.
+// engine: the prefill kernel (AttnArgs::Engine); stats: AttnArgs::tile_stats, downloaded when not null; wg_takers,
+// wg_pipeline: AttnArgs'.
 ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams& sp,
                   const std::vector<int32_t>& blocks, gpu::AttnArgs::Engine engine = gpu::AttnArgs::Engine::automatic,
-                  std::vector<unsigned long long>* stats = nullptr, int wg_takers = 0) {
+                  std::vector<unsigned long long>* stats = nullptr, int wg_takers = 0, bool wg_pipeline = true) {
   const int64_t HD = int64_t(sp.heads) * sp.hd, ldq = HD + 264, ldo = HD + 72, cap = pos0 + T + 37;
   const gpu::Buffer<bf16_t> Kd = test::upload_heads(s.K, pos0 + T, cap), Vd = test::upload_heads(s.V, pos0 + T, cap);
   std::vector<bf16_t> qv(size_t(T * ldq), test::kBf16NaN);
@@ -58,6 +59,7 @@ ref::Mat gpu_attn(const Seq& s, int64_t pos0, int64_t T, const ref::SelectParams
                                    {ws.get(), ws.size()});
   a.engine = engine;
   a.wg_takers = wg_takers;
+  a.wg_pipeline = wg_pipeline;
   gpu::Buffer<unsigned long long> st(kAttnTileStats, "tile counters");
   gpu::fill_bytes(st.get(), 0, kAttnTileStatsBytes);
   if (stats) a.tile_stats = st.get();
@@ -305,29 +307,39 @@ TEST_CASE("sparse_attn: blocks the ring takes on wgmma match the reference", "[s
   }
 }
 
-// A dense call on the ring runs every block on the warpgroup's wgmma with the softmax of one block beside the P V
-// product of the one before (dense_walk); the warpgroup walk of a sparse call (attend_block_wg, each product waited on
-// in turn) does the same arithmetic in the same order. Given every causal block as its selection and wg_takers = 1,
-// the sparse call must give the dense call's bits: from position 0 with unions of 1 to 32 blocks, shorter and longer
-// than the ring of 6 stages, and the diagonal inside a warpgroup (queries whose block the others have not reached).
-TEST_CASE("dense_attn: the pipelined walk gives the bits of the warpgroup walk", "[dense_attn][gpu][large]") {
+// A warpgroup of the ring whose every union block runs on wgmma (a dense call; a sparse one whose 4 queries share
+// their picks) walks them pipelined, the softmax of one block beside the P V product of the one before (wg_walk);
+// AttnArgs::wg_pipeline = false waits on each block's products in turn (attend_block_wg). The same arithmetic in the
+// same order: the same bits, dense from position 0 (unions of 1 to 32 blocks, shorter and longer than the ring of 6
+// stages, the causal diagonal inside a warpgroup) and on a selection neighbours share (with a last CTA of 3 queries),
+// where a random selection, whose warpgroups have blocks fewer of their queries picked, takes the mixed walk either
+// way; the tile counters are the same too.
+TEST_CASE("sparse_attn: the pipelined warpgroup walk gives the bits of the walk in turn",
+          "[sparse_attn][dense_attn][gpu][large]") {
   if (!gpu::wgmma_available()) {
     WARN("not run: the ring kernel needs an sm_90a build on a compute capability 9.0 GPU");
     return;
   }
   const ref::SelectParams sp = test::real_select_params();
-  const Seq s = make_seq(2003, sp, 6501);
+  const Seq s = make_seq(12347, sp, 6501);
   using E = gpu::AttnArgs::Engine;
   for (int64_t T : {int64_t(5), int64_t(448), int64_t(2003)}) {
     INFO("dense from 0, " << T << " queries");
-    REQUIRE((T - 1) / sp.block + 1 <= sp.k_sel);
-    std::vector<int32_t> every(size_t(T * sp.groups * sp.k_sel), -1);
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t g = 0; g < sp.groups; ++g)
-        for (int64_t b = 0; b <= t / sp.block; ++b) every[size_t((t * sp.groups + g) * sp.k_sel + b)] = int32_t(b);
-    const ref::Mat dense = gpu_attn(s, 0, T, sp, {}, E::tma), walk = gpu_attn(s, 0, T, sp, every, E::tma, nullptr, 1);
-    CHECK((dense.array() == walk.array()).all());
-    CHECK_FALSE(dense.hasNaN());
+    const ref::Mat piped = gpu_attn(s, 0, T, sp, {}, E::tma),
+                   in_turn = gpu_attn(s, 0, T, sp, {}, E::tma, nullptr, 0, false);
+    CHECK((piped.array() == in_turn.array()).all());
+    CHECK_FALSE(piped.hasNaN());
+  }
+  const int64_t pos0 = 9000, T = s.L - pos0;
+  const ref::Selection random = random_selection(pos0, T, sp, 6502);
+  const ref::Selection shared = shared_by_block(random, pos0, sp);
+  for (const ref::Selection* sel : std::array<const ref::Selection*, 2>{&random, &shared}) {
+    INFO((sel == &random ? "random" : "shared") << " selections");
+    std::vector<unsigned long long> st_piped, st_turn;
+    const ref::Mat piped = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, &st_piped),
+                   in_turn = gpu_attn(s, pos0, T, sp, sel->blocks, E::tma, &st_turn, 0, false);
+    CHECK((piped.array() == in_turn.array()).all());
+    CHECK(st_piped == st_turn);
   }
 }
 
