@@ -106,8 +106,9 @@ __device__ void issue_tile(RingCtl& ctl, unsigned char* ring, const CUtensorMap*
 // slowest (a CTA barrier a tile kept the four in step: each tile cost the four warpgroups' products plus the last
 // one's exponentials). A warpgroup's own products are waited on before its epilogue: what runs beside them is the
 // other warpgroups' exponentials (two halves of a tile in flight by turns, 32 accumulators each, measured slower:
-// the narrower products cost more than the overlap they bought; docs/performance.md, "Measured reasons behind kernel
-// choices").
+// the narrower products cost more than the overlap they bought; the halves again, each one's exponentials beside the
+// next half's product with nothing serialized by ptxas, measured no faster: docs/performance.md, "Measured reasons
+// behind kernel choices").
 //
 // Tiles kt < n_active (a prefix: the warpgroup's queries see windows only there; warp-uniform, so that ptxas keeps
 // the products asynchronous) get epi(kt, d); every tile then gets done(kt). Ends with a CTA barrier.

@@ -374,7 +374,12 @@ __global__ void __launch_bounds__(kThreads, 2)
 // to the last digit (bench/RESULTS.md, "Issue 36, fifth session"). A masked warp adds 0 * V for a block its query
 // skipped: a non-finite value there would reach it (the model's values are finite; rows past the cache read as 0).
 // The P fragments of all four k-steps of the P V product are built before the warpgroup's fence, as the PTX ISA asks
-// of registers a wgmma reads (32 registers more than building each k-step's between the products).
+// of registers a wgmma reads (32 registers more than building each k-step's between the products; the shared
+// selection's chunk took 5.98 ms against 6.19 before on the H100, bench/RESULTS.md, "Issue 36, sixth session").
+// A warpgroup whose every union block goes to wgmma (a dense call; neighbours that share all their picks) takes the
+// union in wg_walk instead, the softmax of one block beside the P V product of the one before: the same bits, 1.12x
+// faster on the shared selection and 1.02-1.13x dense (the `.in_turn` op cases, AttnArgs::wg_pipeline = false, keep
+// the walk in turn).
 constexpr int kRingQ = 8;
 constexpr int kRingThreads = 32 * kRingQ;
 constexpr int kRingStages = 6;
