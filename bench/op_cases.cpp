@@ -297,7 +297,7 @@ std::vector<int32_t> shared_selection(int64_t pos0, int64_t T, const ref::Select
 // of select_blocks' own; .cp_async: the prefill's tile kernel instead of the ring (AttnArgs::Engine, the same bits),
 // the comparison point; .mma_sync: the ring with every block on its warps' own mma.sync (AttnArgs::wg_takers = 5),
 // as before the warpgroup path, beside the automatic choice; .in_turn: a warpgroup whose whole union runs on wgmma
-// waits on each block's products in turn instead of pipelining them (AttnArgs::wg_pipeline = false, the same bits).
+// waits on each block's products in turn instead of pipelining them (AttnArgs::wg_pipeline).
 OpCase attention_case(const std::string& op, int64_t N, uint64_t seed) {
   const bool decode = op == "sparse_attn.decode", dense = base_op(op) == "dense_attn";
   const bool overlap = op.find(".overlap") != std::string::npos;

@@ -99,7 +99,7 @@ struct Swizzled {
 // NT n-tiles of 8 keys from key0 (mma.m16n8k16's C layout, which is also wgmma's per warp); columns >= valid are
 // masked. The row max m and sum l (log2 units) move to the new max, s is replaced by P = exp2(s - m), and alpha is
 // the factor that takes O to the new max (rescale_o; softmax_block does both). A warp whose every column is masked
-// keeps its state bit for bit (alpha = 1, P = 0).
+// keeps its state bit for bit (P = 0; alpha = 1 once a valid key was seen, and before that O and l are 0 anyway).
 template <int NT>
 __device__ void softmax_p(float (&s)[NT][4], int key0, int valid, float sc_log2, float (&m)[2], float (&l)[2],
                           float (&alpha)[2], int lane) {
@@ -376,10 +376,14 @@ __global__ void __launch_bounds__(kThreads, 2)
 // The P fragments of all four k-steps of the P V product are built before the warpgroup's fence, as the PTX ISA asks
 // of registers a wgmma reads (32 registers more than building each k-step's between the products; the shared
 // selection's chunk took 5.98 ms against 6.19 before on the H100, bench/RESULTS.md, "Issue 36, sixth session").
-// A warpgroup whose every union block goes to wgmma (a dense call; neighbours that share all their picks) takes the
-// union in wg_walk instead, the softmax of one block beside the P V product of the one before: the same bits, 1.12x
-// faster on the shared selection and 1.02-1.13x dense (the `.in_turn` op cases, AttnArgs::wg_pipeline = false, keep
-// the walk in turn).
+// A warpgroup of a sparse call whose every union block goes to wgmma (at least wg_takers of its 4 queries picked
+// each: neighbours that share their picks), and every warpgroup of a dense call, takes the union in wg_walk instead,
+// the softmax of one block beside the P V product of the one before: 1.12x faster on the shared selection and
+// 1.02-1.13x dense (the `.in_turn` op cases, AttnArgs::wg_pipeline = false, keep the walk in turn). For a sparse
+// call the two walks are the same arithmetic in the same order, the same bits. A dense call's wg_walk also takes on
+// wgmma the blocks that fewer than wg_takers of a warpgroup's queries reach (the last block of a warpgroup that
+// straddles a 64-key boundary, a last warpgroup of 1 or 2 queries), which the walk in turn gives to those queries'
+// mma.sync: there the two may differ in the last bits, as wgmma and mma.sync may.
 constexpr int kRingQ = 8;
 constexpr int kRingThreads = 32 * kRingQ;
 constexpr int kRingStages = 6;
@@ -450,8 +454,9 @@ __device__ void block_pv(float (&od)[64], const uint32_t (&ph)[4][4], const uint
 // step: the softmax and the products take turns). O's rescale to block u's max waits for P V u - 1 (it is in flight in
 // O's registers), and P V u reads P u from registers built once that product is done. Every product is waited on in
 // the iteration that issues it and none is issued under a condition, so ptxas keeps them asynchronous. The same
-// arithmetic in the same order as attend_block_wg over the same blocks: the same bits. valid_of(u): the keys of block
-// u the warp's query sees (0: its rows masked, its state kept). Every thread of the warpgroup calls it, converged.
+// arithmetic in the same order as attend_block_wg over the same blocks: the same bits as that walk wherever it takes
+// the same blocks on wgmma. valid_of(u): the keys of block u the warp's query sees (0: its rows masked, its state
+// kept). Every thread of the warpgroup calls it, converged.
 template <class ValidOf, class WaitStage, class Release>
 __device__ void wg_walk(const uint32_t (&qa)[8][4], const unsigned char* ring, int nu, ValidOf&& valid_of,
                         float sc_log2, float (&m)[2], float (&l)[2], float (&o)[16][4], int lane,
@@ -516,8 +521,7 @@ __device__ void load_q_frags(uint32_t (&qa)[8][4], const bf16* q, int64_t ldq, i
 
 // Grid (ceil(T / kRingQ), G), kRingThreads threads, ring_smem(nbw) dynamic shared memory. kmap, vmap: the caches'
 // rows 0 .. pos0 + T - 1 (bf16_rows_map, 64-row boxes). wg_takers: AttnArgs::wg_takers (resolved); wg_pipeline:
-// AttnArgs::wg_pipeline. stats:
-// AttnArgs::tile_stats.
+// AttnArgs::wg_pipeline. stats: AttnArgs::tile_stats.
 __global__ void __launch_bounds__(kRingThreads, 1)
     ring_kernel(const __grid_constant__ CUtensorMap kmap, const __grid_constant__ CUtensorMap vmap,
                 const bf16* __restrict__ q, int64_t ldq, int64_t T, int64_t pos0, int G, float sc_log2,
@@ -607,9 +611,10 @@ __global__ void __launch_bounds__(kRingThreads, 1)
       }
     }
   };
-  // The warpgroup takes the whole union on wgmma, pipelined (wg_walk), where every union block goes there anyway:
-  // dense calls, and sparse ones whose every union block at least wg_takers of its 4 queries picked (neighbours that
-  // share all their picks). Read off lane 0, the branch is warp-uniform to ptxas (as takers below).
+  // The warpgroup takes the whole union on wgmma, pipelined (wg_walk): in a sparse call where every union block goes
+  // there anyway (at least wg_takers of its 4 queries picked each: neighbours that share their picks); in a dense
+  // call always (its diagonal blocks included, which fewer queries may reach: see the kernel's header). Read off
+  // lane 0, the branch is warp-uniform to ptxas (as takers below).
   bool whole = wg_pipeline && wg_takers <= 4;
   if (whole && blocks) {
     for (int u = lane; u < nu; u += 32) {

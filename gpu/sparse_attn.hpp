@@ -40,10 +40,12 @@ struct AttnArgs {
   // Ring kernel: a union block that at least this many of a warpgroup's 4 queries attend to runs on the warpgroup's
   // MMA (wgmma, 64 rows at once), a block fewer take on each taker's own mma.sync. 0: automatic (3); 5: never.
   int wg_takers = 0;
-  // Ring kernel: a warpgroup whose every union block runs on wgmma (dense calls; sparse calls where at least
-  // wg_takers of its 4 queries picked each block of the union) takes them pipelined, the softmax of one block beside
-  // the P V product of the one before. false: each block's products waited on in turn (the same bits; the A/B's and
-  // the tests' comparison point).
+  // Ring kernel: a warpgroup of a sparse call whose every union block runs on wgmma (at least wg_takers of its 4
+  // queries picked each block of the union), and every warpgroup of a dense call (wg_takers <= 4), take the union
+  // pipelined, the softmax of one block beside the P V product of the one before. false: each block's products
+  // waited on in turn (the A/B's and the tests' comparison point: the same bits for sparse calls; for dense ones
+  // wherever the walk in turn also takes a block on wgmma, which it does not for the few diagonal blocks fewer than
+  // wg_takers of a warpgroup's queries reach).
   bool wg_pipeline = true;
   // When not null, a sparse prefill call adds to these kAttnTileStats device counters: [0] the blocks each query tile
   // loaded (the union of its queries' selections), [1] the blocks each query attended to, [2] the tiles, [3] their
