@@ -5,9 +5,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -25,7 +27,8 @@ constexpr int64_t kTextMaxBytes = int64_t(16) << 20;  // a manifest or a depfile
 std::string read_text(const std::string& path, const char* what) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) fail("{}: not a regular file ({})", path, what);
-  if (int64_t(fs::file_size(path, ec)) > kTextMaxBytes) fail("{}: larger than {} MiB ({})", path, kTextMaxBytes >> 20, what);
+  if (int64_t(fs::file_size(path, ec)) > kTextMaxBytes)
+    fail("{}: larger than {} MiB ({})", path, kTextMaxBytes >> 20, what);
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -120,6 +123,26 @@ std::vector<std::string> normalize_flags(const std::vector<std::string>& argv, c
   return out;
 }
 
+std::map<std::string, std::vector<std::string>> ninja_deps(const std::string& text) {
+  // "obj: #deps 3, deps mtime 123 (VALID)" then one indented dependency a line, a blank line after each record
+  std::map<std::string, std::vector<std::string>> out;
+  std::stringstream ss(text);
+  std::vector<std::string>* cur = nullptr;
+  for (std::string line; std::getline(ss, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) {
+      cur = nullptr;
+    } else if (line[0] == ' ' || line[0] == '\t') {
+      if (cur) cur->push_back(line.substr(line.find_first_not_of(" \t")));
+    } else {
+      const size_t colon = line.find(": #deps ");
+      const bool valid = colon != std::string::npos && line.find("(VALID)") != std::string::npos;
+      cur = valid ? &out[line.substr(0, colon)] : nullptr;
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> depfile_paths(const std::string& text) {
   // Join continuation lines, then everything after the first ": " (the target) is the list.
   std::string joined;
@@ -183,9 +206,10 @@ GpuInputs read_gpu_inputs(const std::string& path) {
     }
   }
   if (!saw_cuda || in.files.empty())
-    fail("{}: no 'cuda-flags' line or no 'file' lines: regenerate it with `salasim golden inputs --write` in a CUDA "
-         "build",
-         path);
+    fail(
+        "{}: no 'cuda-flags' line or no 'file' lines: regenerate it with `salasim golden inputs --write` in a CUDA "
+        "build",
+        path);
   return in;
 }
 
@@ -201,7 +225,8 @@ std::string format_gpu_inputs(const GpuInputs& in) {
   return out;
 }
 
-GpuInputs gpu_inputs_of_build(const std::string& build_dir, const std::string& source_root, const std::string& target_dir) {
+GpuInputs gpu_inputs_of_build(const std::string& build_dir, const std::string& source_root,
+                              const std::string& target_dir) {
   const std::string cc_path = (fs::path(build_dir) / "compile_commands.json").string();
   if (!fs::exists(cc_path))
     fail("{}: not found: configure the build with CMake first (CMAKE_EXPORT_COMPILE_COMMANDS is on)", cc_path);
@@ -212,6 +237,23 @@ GpuInputs gpu_inputs_of_build(const std::string& build_dir, const std::string& s
   std::set<std::string> files;
   std::map<std::string, std::vector<std::string>> flags_of;  // per language: the first unit's flags
   std::map<std::string, std::string> first_unit;
+  // A Ninja build: its dependency records, read once (only if some unit lacks a depfile)
+  std::optional<std::map<std::string, std::vector<std::string>>> ninja;
+  const auto ninja_record = [&](const std::string& object) -> const std::vector<std::string>* {
+    if (!fs::exists(build / "build.ninja")) return nullptr;
+    if (!ninja) {
+      const std::string cmd = "ninja -C '" + build.string() + "' -t deps 2>/dev/null";
+      std::string text;
+      if (FILE* p = popen(cmd.c_str(), "r")) {
+        char buf[4096];
+        for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
+        pclose(p);
+      }
+      ninja = ninja_deps(text);
+    }
+    const auto it = ninja->find(object);
+    return it == ninja->end() ? nullptr : &it->second;
+  };
   int units = 0;
   for (const json& e : cc) {
     if (!e.is_object() || !e.contains("command") || !e.contains("directory") || !e.contains("file")) continue;
@@ -225,10 +267,18 @@ GpuInputs gpu_inputs_of_build(const std::string& build_dir, const std::string& s
     const fs::path dir = e.at("directory").get<std::string>();
     const fs::path obj = fs::path(object).is_absolute() ? fs::path(object) : dir / object;
     const std::string dep = obj.string() + ".d";
-    if (!fs::exists(dep))
-      fail("{}: no dependency file for {}: build the GPU library first (cmake --build {} --target salasim_gpu)", dep,
-           source, build_dir);
-    for (const std::string& d : depfile_paths(read_text(dep, "a compiler dependency file"))) {
+    std::vector<std::string> deps;
+    if (fs::exists(dep)) {
+      deps = depfile_paths(read_text(dep, "a compiler dependency file"));
+    } else if (const std::vector<std::string>* rec = ninja_record(object)) {
+      deps = *rec;
+    } else {
+      fail(
+          "{}: no dependency file for {} (nor a current record of `ninja -t deps`): build the GPU library first "
+          "(cmake --build {} --target salasim_gpu)",
+          dep, source, build_dir);
+    }
+    for (const std::string& d : deps) {
       const fs::path p = (fs::path(d).is_absolute() ? fs::path(d) : dir / d).lexically_normal();
       if (inside(p, root) && !inside(p, build)) files.insert(p.lexically_relative(root).generic_string());
     }
@@ -241,9 +291,10 @@ GpuInputs gpu_inputs_of_build(const std::string& build_dir, const std::string& s
            first_unit[lang], source, fmt::join(it->second, " "), fmt::join(f, " "));
   }
   if (units == 0)
-    fail("{}: no translation unit of the GPU library ({}): this build has no CUDA path (configure with "
-         "-DSALASIM_CUDA=ON)",
-         cc_path, target_dir);
+    fail(
+        "{}: no translation unit of the GPU library ({}): this build has no CUDA path (configure with "
+        "-DSALASIM_CUDA=ON)",
+        cc_path, target_dir);
   GpuInputs out;
   out.cuda_flags = flags_of["cuda"];
   out.cxx_flags = flags_of["cxx"];
@@ -260,11 +311,11 @@ std::vector<std::string> diff_gpu_inputs(const GpuInputs& manifest, const GpuInp
     if (!std::binary_search(build.files.begin(), build.files.end(), f))
       out.push_back(fmt::format("the manifest lists {}, which the GPU path no longer compiles", f));
   if (manifest.cuda_flags != build.cuda_flags)
-    out.push_back(fmt::format("CUDA flags: the manifest has '{}', the build uses '{}'", fmt::join(manifest.cuda_flags, " "),
-                              fmt::join(build.cuda_flags, " ")));
+    out.push_back(fmt::format("CUDA flags: the manifest has '{}', the build uses '{}'",
+                              fmt::join(manifest.cuda_flags, " "), fmt::join(build.cuda_flags, " ")));
   if (manifest.cxx_flags != build.cxx_flags)
-    out.push_back(fmt::format("C++ flags: the manifest has '{}', the build uses '{}'", fmt::join(manifest.cxx_flags, " "),
-                              fmt::join(build.cxx_flags, " ")));
+    out.push_back(fmt::format("C++ flags: the manifest has '{}', the build uses '{}'",
+                              fmt::join(manifest.cxx_flags, " "), fmt::join(build.cxx_flags, " ")));
   return out;
 }
 

@@ -4,6 +4,7 @@
 // recorded the goldens (source_hash.hpp); `salasim golden inputs` compares that file with a CUDA build and rewrites
 // it, and a ctest of CUDA builds fails while the two differ.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,10 @@ std::string format_gpu_inputs(const GpuInputs& in);  // the file's text, its hea
 
 // The inputs of the GPU library's translation units in a configured and built tree: every compile_commands.json
 // entry whose object lies under `target_dir` (CMakeFiles/salasim_gpu.dir/), its depfile (<object>.d, relative to
-// the entry's directory) read for the files under source_root that are not under build_dir. Every translation unit
-// of one language must have the same normalized flags. A build whose GPU library was not compiled (no entries, or
-// an entry without its depfile) is a salasim::Error saying so.
+// the entry's directory) read for the files under source_root that are not under build_dir. A Ninja build keeps no
+// depfiles (Ninja folds them into its log): there the dependencies are what `ninja -t deps` reports. Every
+// translation unit of one language must have the same normalized flags. A build whose GPU library was not compiled
+// (no entries, or an entry without its depfile or Ninja record) is a salasim::Error saying so.
 GpuInputs gpu_inputs_of_build(const std::string& build_dir, const std::string& source_root,
                               const std::string& target_dir = "CMakeFiles/salasim_gpu.dir/");
 
@@ -42,6 +44,10 @@ std::vector<std::string> normalize_flags(const std::vector<std::string>& argv, c
 
 // A shell-quoted command line (compile_commands.json's "command") split into its arguments.
 std::vector<std::string> split_command(const std::string& command);
+
+// `ninja -t deps` output parsed: per object (as Ninja names it, relative to the build directory) the dependencies it
+// recorded, in order. Records Ninja marks STALE (the object changed since) are left out.
+std::map<std::string, std::vector<std::string>> ninja_deps(const std::string& text);
 
 // The dependencies a Make-style depfile lists ("obj: a.h b.h \\\n c.h"), in order, escaped spaces undone.
 std::vector<std::string> depfile_paths(const std::string& text);
