@@ -2,7 +2,7 @@
 # Source it first, from the repository root that the device tool runs in:
 #   set -uo pipefail; cd "$(dirname "$0")/.."; . bench/call_lib.sh
 # It sets OUT (the tool's output folder; /tmp/salasim-out where none is given) and SALASIM_BUILD (.dev unless set),
-# and makes a build carried from another machine runnable here, as bench/device.sh does: the build machine's source
+# and makes a build carried from another machine runnable here (bench/device.sh sources it too): the build machine's source
 # path, which bench/stage.sh records in $SALASIM_BUILD/source_dir and the test binaries look for their data under,
 # becomes a link to this tree; build/salasim, which tests that start the CLI run, a link to the carried binary; the
 # carried libraries go last on LD_LIBRARY_PATH. A call script that forgot the first link found no scenario file and

@@ -8,17 +8,11 @@
 # Logs and JSON land in $OUT (the device tool brings them back); the last lines printed are a summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/salasim-out}
-mkdir -p "$OUT"
-B=${SALASIM_BUILD:-build-dev}
-# Binaries built on another machine carry that machine's source path (SALASIM_SOURCE_DIR) and may need a library
-# the device lacks: point that path here and put the carried libraries last on the search path.
-src_dir=$(cat "$B/source_dir" 2>/dev/null || true)
-if [ -n "$src_dir" ] && [ ! -e "$src_dir" ]; then mkdir -p "$(dirname "$src_dir")" && ln -s "$PWD" "$src_dir"; fi
-export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/$B/lib"
-# Tests that start the CLI (salasim op, run --dump-taps) run it from the build tree's path (build/salasim): with
-# carried binaries, that path points at the carried one.
-if [ "$B" != build ] && [ -x "$B/salasim" ] && [ ! -e build/salasim ]; then mkdir -p build && ln -s "../$B/salasim" build/salasim; fi
+export SALASIM_BUILD=${SALASIM_BUILD:-build-dev}
+# OUT; a build carried from another machine made runnable here (its source path and build/salasim linked, its
+# libraries on the search path): bench/call_lib.sh, which the device call scripts source too.
+. bench/call_lib.sh
+B=$SALASIM_BUILD
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 step_gpu() {
