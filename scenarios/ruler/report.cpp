@@ -89,18 +89,7 @@ Result parse_result(const nlohmann::json& j, const std::string& where) {
     if (!v.is_string()) fail("{}: field 'outputs' holds {}, expected strings", where, json_type_name(v));
     r.outputs.push_back(v.get<std::string>());
   }
-  if (j.contains("depths")) {
-    const nlohmann::json& d = j.at("depths");
-    if (!d.is_array() || int64_t(d.size()) > kMaxOutputs)
-      fail("{}: field 'depths' is {}, expected an array of at most {} numbers in [0, 100]", where, json_type_name(d),
-           kMaxOutputs);
-    for (const auto& v : d) {
-      if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 100))
-        fail("{}: field 'depths' holds {}, expected numbers in [0, 100]", where,
-             v.is_number() ? excerpt(v) : json_type_name(v));
-      r.depths.push_back(v.get<double>());
-    }
-  }
+  if (j.contains("depths")) r.depths = parse_depths(j.at("depths"), where);
   r.sample_s = seconds(j, "sample_s", where);
   auto text = [&](const char* k) {
     return j.contains(k) && j.at(k).is_string() ? j.at(k).get<std::string>() : std::string();

@@ -32,6 +32,20 @@ nlohmann::json sample_json(const Sample& s) {
           {"seed", s.seed}};
 }
 
+std::vector<double> parse_depths(const nlohmann::json& d, const std::string& where) {
+  if (!d.is_array() || int64_t(d.size()) > kMaxOutputs)
+    fail("{}: field 'depths' is {}, expected an array of at most {} numbers in [0, 100]", where, json_type_name(d),
+         kMaxOutputs);
+  std::vector<double> depths;
+  for (const auto& v : d) {
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 100))
+      fail("{}: field 'depths' holds {}, expected numbers in [0, 100] (percent of the haystack)", where,
+           v.is_number() ? excerpt(v) : json_type_name(v));
+    depths.push_back(v.get<double>());
+  }
+  return depths;
+}
+
 int64_t length_label(int64_t n) {
   int64_t p = 1;
   while (p < n && p <= INT64_MAX / 2) p *= 2;  // callers bound n first (kMaxSampleLength); never overflows
@@ -121,18 +135,7 @@ Sample parse_line(const nlohmann::json& j, const std::string& where, const ReadO
         where, s.max_seq_length, max_length);
   if (s.length > s.max_seq_length)
     fail("{}: field 'length' is {}, more than the target length {}", where, s.length, s.max_seq_length);
-  if (f.has("depths")) {
-    const nlohmann::json& d = j.at("depths");
-    if (!d.is_array() || int64_t(d.size()) > kMaxOutputs)
-      fail("{}: field 'depths' is {}, expected an array of at most {} numbers in [0, 100]", where, json_type_name(d),
-           kMaxOutputs);
-    for (const auto& v : d) {
-      if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 100))
-        fail("{}: field 'depths' holds {}, expected numbers in [0, 100] (percent of the haystack)", where,
-             v.is_number() ? excerpt(v) : json_type_name(v));
-      s.depths.push_back(v.get<double>());
-    }
-  }
+  if (f.has("depths")) s.depths = parse_depths(j.at("depths"), where);
   if (f.has("needle_token_spans")) {
     const nlohmann::json& d = j.at("needle_token_spans");
     if (!d.is_array() || int64_t(d.size()) > kMaxOutputs)

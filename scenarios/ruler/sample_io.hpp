@@ -45,6 +45,10 @@ struct ReadOptions {
 // JSON limits), its integers range-checked, and its text at most length x kMaxBytesPerToken bytes.
 std::vector<DataLine> read_samples(const std::string& path, const ReadOptions& o = {});
 
+// The 'depths' field of a data line or a results line: at most kMaxOutputs needle depths, each a number in [0, 100]
+// (percent of the haystack); throws naming `where` and the field otherwise.
+std::vector<double> parse_depths(const nlohmann::json& d, const std::string& where);
+
 // The smallest power of two >= n: the target length RULER's files were made for (they fill it to within ~1%).
 int64_t length_label(int64_t n);
 
