@@ -12,10 +12,9 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-// args: everything after "salasim", already shell-quoted where needed.
-inline CliResult run_salasim(const std::string& args) {
+// A shell command line run to its end: its output as it redirects it, and its exit code (-1 where it did not exit).
+inline CliResult run_command(const std::string& cmd) {
   CliResult r;
-  const std::string cmd = std::string(SALASIM_BIN) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   char buf[4096];
@@ -24,6 +23,11 @@ inline CliResult run_salasim(const std::string& args) {
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// args: everything after "salasim", already shell-quoted where needed.
+inline CliResult run_salasim(const std::string& args) {
+  return run_command(std::string(SALASIM_BIN) + " " + args + " 2>&1");
 }
 
 }  // namespace salasim::test

@@ -37,16 +37,7 @@ json released() { return read_json(real_config()); }
 
 // A command with a time limit, so that a reader that blocks (a FIFO opened for reading) fails instead of hanging.
 CliResult run_limited(const std::string& args) {
-  CliResult r;
-  const std::string cmd = "timeout 30 " + std::string(SALASIM_BIN) + " " + args + " 2>&1 < /dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_command("timeout 30 " + std::string(SALASIM_BIN) + " " + args + " 2>&1 < /dev/null");
 }
 
 // The first line of a message: what a user sees first, and what must stay readable.

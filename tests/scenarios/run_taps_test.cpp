@@ -135,7 +135,9 @@ TEST_CASE("tap patterns: one that matches no tap of the run is an error listing 
   const ModelConfig c = load_config(test::source_path("scenarios/models/tiny-short.json"));
   const std::vector<TapSpec> cat = tap_catalog(c, 100, 1, true);
   CHECK_NOTHROW(check_patterns({"layer_*/residual/h", "/decode_0000/final/logits", "layer_03/sparse/attn"}, cat));
-  const std::string e = thrown([&] { check_patterns({"layer_*/residual/h", "layer_*/lightning/gla/outt", "layer_99/"}, cat); });
+  const std::string e = thrown([&] {
+    check_patterns({"layer_*/residual/h", "layer_*/lightning/gla/outt", "layer_99/"}, cat);
+  });
   CHECK(has(e, "'layer_*/lightning/gla/outt', 'layer_99/' match no tap of this run"));
   CHECK(has(e, "layer_01/lightning/gla/out"));
   CHECK(has(e, "layer_00 .. layer_03 in all"));
@@ -163,7 +165,7 @@ TEST_CASE("memory: a selection that would not fit in MemAvailable is refused wit
   const std::string dir = test::scratch_dir("run_taps_mem");
   CHECK(parse_mem_available("MemTotal: 5 kB\nMemAvailable:    2048 kB\n") == 2048 * 1024);
   CHECK(parse_mem_available("MemTotal: 5 kB\n") == -1);
-  CHECK(parse_mem_available("MemAvailable: 9223372036854775807 kB\n") == -1);  // would overflow in bytes
+  CHECK(parse_mem_available("MemAvailable: 9223372036854775807 kB\n") == -1);   // would overflow in bytes
   CHECK(parse_mem_available("MemAvailable: 99999999999999999999 kB\n") == -1);  // not an int64
   ::setenv("SALASIM_TEST_MEMINFO", fake_meminfo(dir, 1000).c_str(), 1);
   CHECK(mem_available_bytes() == 1000 * 1024);
@@ -217,13 +219,10 @@ TEST_CASE("run: argument errors exit 2 before weights or a GPU are needed", "[ru
   const std::string env = "SALASIM_TEST_MEMINFO=" + mem + " ";
   const std::string cmd = env + SALASIM_BIN + std::string(" run --context 64K --decode 0 --dump-taps ") + dir +
                           "/b.h5 --taps layer_*/mlp/act --rows 0,-1 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
+  const test::CliResult r = test::run_command(cmd);
+  const std::string& out = r.output;
   INFO(out);
-  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(r.exit_code == 2);
   CHECK(has(out, "--dump-taps " + dir + "/b.h5 (--taps layer_*/mlp/act, --rows 0,-1) needs about"));
   CHECK(has(out, "layer_00/mlp/act (16384 rows of --chunk 16384)"));
   CHECK(has(out, "has 0.10 GB available"));
