@@ -179,6 +179,16 @@ int64_t paper_tokens(const std::string& label) {
   return reports::parse_context(label, "paper length");
 }
 
+// The head of a markdown table with a row a depth bin and a column a context length: "| depth | 4K | ... |" and its
+// rule.
+std::string depth_table_head(const std::set<int64_t>& lengths) {
+  std::string h = "| depth |";
+  for (int64_t L : lengths) h += fmt::format(" {} |", reports::context_label(L));
+  h += "\n|---|";
+  for (size_t i = 0; i < lengths.size(); ++i) h += "---|";
+  return h + "\n";
+}
+
 double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
@@ -337,11 +347,8 @@ void depth_section(Tables& tb) {
       const int bin = std::min(9, int(r.depths[i] / 10.0));
       heat[{bin, r.length}].push_back(string_match_all(r.prediction, {r.outputs[i]}));
     }
-  tb.md += "## Needles found by depth and length (% of needles whose value is in the prediction)\n\n| depth |";
-  for (int64_t L : tb.lengths) tb.md += fmt::format(" {} |", reports::context_label(L));
-  tb.md += "\n|---|";
-  for (size_t i = 0; i < tb.lengths.size(); ++i) tb.md += "---|";
-  tb.md += "\n";
+  tb.md += "## Needles found by depth and length (% of needles whose value is in the prediction)\n\n" +
+           depth_table_head(tb.lengths);
   for (int bin = 0; bin < 10; ++bin) {
     tb.md += fmt::format("| {}–{}% |", bin * 10, bin * 10 + 10);
     int xi = 0;
@@ -408,11 +415,7 @@ void recall_section(Tables& tb) {
   for (int64_t L : tb.lengths) tb.recall.length_labels.push_back(reports::context_label(L));
   if (layers.empty())
     tb.md += "| – | no sparse selection in these results (every sample ran dense, or no selections recorded) |\n";
-  tb.md += "\n| depth |";
-  for (int64_t L : tb.lengths) tb.md += fmt::format(" {} |", reports::context_label(L));
-  tb.md += "\n|---|";
-  for (size_t i = 0; i < tb.lengths.size(); ++i) tb.md += "---|";
-  tb.md += "\n";
+  tb.md += "\n" + depth_table_head(tb.lengths);
   for (int bin = 0; bin < 10; ++bin) {
     tb.md += fmt::format("| {}–{}% |", bin * 10, bin * 10 + 10);
     for (int64_t L : tb.lengths) {

@@ -445,13 +445,16 @@ TEST_CASE("ruler report: --out is a new folder built whole; an existing one need
           "[ruler]") {
   const std::string dir = test::scratch_dir("ruler_report_out");
   const std::string results = dir + "/results.jsonl";
-  spit(results, results_line("niah_single_1", 300, 0, 1.0) + "\n");
+  spit(results, results_line("niah_single_1", 300, 0, 1.0) + "\n" + results_line("niah_single_1", 2048, 0, 0.0) + "\n");
   ReportOptions o;
   o.results = {results};
   o.out_dir = dir + "/report";
   ruler_report(o);
   CHECK(fs::is_regular_file(dir + "/report/report.md"));
-  CHECK(fs::file_size(dir + "/report/report.md") > 100);
+  // the depth table: a column a length, a row a decile (every needle found: the prediction holds it)
+  const std::string md = read_file(dir + "/report/report.md");
+  CHECK(has(md, "| depth | 300 | 2K |\n|---|---|---|\n| 0–10% |  |  |\n"));
+  CHECK(has(md, "| 50–60% | 100 (n 1) | 100 (n 1) |"));
   CHECK(has(test::error_of([&] { ruler_report(o); }), "--out " + dir + "/report: exists already"));
   o.force = true;
   ruler_report(o);
