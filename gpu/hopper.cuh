@@ -1,7 +1,7 @@
-// Hopper primitives for the selection's prefill kernels (select_wgmma.cu) and sparse_attn's prefill ring
-// (sparse_attn.cu): warpgroup MMA (wgmma: the shared-memory descriptors of 128-byte-swizzled K-major and MN-major
-// operands, the fences around an asynchronous group, m64n128k16 and m64n64k16 with A in registers, bf16 in, fp32
-// accumulate), the tensor copy
+// Hopper primitives for the selection's prefill kernels (select_wgmma.cu), sparse_attn's prefill ring
+// (sparse_attn.cu) and the one-pass GLA (gla_wgmma.cu): warpgroup MMA (wgmma: the shared-memory descriptors of
+// 128-byte-swizzled K-major and MN-major operands, the fences around an asynchronous group, m64n128k16 and m64n64k16
+// with A in registers, m64n32k16 with A by descriptor, bf16 in, fp32 accumulate), the tensor copy
 // engine (TMA: a 3-D tile into shared memory, completing on an mbarrier) and the mbarrier operations it needs. All of
 // it is sm_90a only: built for another target each wrapper traps, and neither op picks these kernels there
 // (wgmma_available, select_chunk.cuh).
@@ -66,6 +66,11 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+template <int N>
+__device__ __forceinline__ void fence_operand(uint32_t (&a)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
 // d (+)= A * B: m64n128k16, A in registers (a: this warp's 16 rows x 16 k), B by descriptor: K-major (desc_sw128), or
 // MN-major with TransB (desc_sw128_mn; the instruction's transpose-B). accumulate = false overwrites d. The
 // warpgroup's 128 threads must all call it, converged; d is the tensor cores' until a wait that covers its group.
@@ -105,6 +110,18 @@ __device__ __forceinline__ void mma_m64n64k16(float (&d)[32], const uint32_t (&a
         "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
         "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(int(accumulate)), "l"(desc_b));
+}
+// d (+)= A * B: m64n32k16, both operands K-major by descriptor (desc_sw128): A's 64 rows and B's 32 as 8-row atoms
+// 1024 B apart. 16 accumulators in the D layout above (j = 0 .. 3).
+__device__ __forceinline__ void mma_m64n32k16_ss(float (&d)[16], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  SALASIM_HOPPER_ASM(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "%16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));
 }
 // ---- mbarrier and TMA (sm_90). A barrier of `count` arrivals whose phase also waits for `tx` bytes announced by
 // arrive_expect_tx: the tensor copies complete_tx those bytes as they land, and their writes are visible to every
