@@ -1,5 +1,7 @@
 // gla_chunked in one pass on Hopper (GlaEngine::wgmma): the chunked form of gla.cu (its header states the math), one
-// launch instead of three, every product a warpgroup MMA from shared memory tiles the copy engine brings.
+// launch instead of three, every product a warpgroup MMA from shared memory tiles the copy engine brings. Not the
+// default: measured on the H100 it is slower than the three launches (bench/RESULTS.md, "Issue 36, eighth session").
+// Each chunk of walk 3 drains the tensor pipe five times (the waits below) with one CTA of two warpgroups an SM.
 //
 // A CTA (2 warpgroups, 256 threads) takes a segment of kGlaChainChunks chunks of one head, in the order of a ticket
 // drawn at its start (gpu/launch_geometry.hpp): segment s of head h is ticket s H + h, so the CTA it waits for has
