@@ -142,11 +142,12 @@ OpCase embed_case(const std::string& /*op*/, int64_t N, uint64_t seed) {
   return oc;
 }
 
-// ---- gla: the whole context in one call (how fla's chunk_simple_gla is timed); .wgmma: the one-pass engine on
-// Hopper instead of the default three launches (GlaEngine) ----
+// ---- gla: the whole context in one call (how fla's chunk_simple_gla is timed), the engine automatic picks;
+// .wgmma and .mma_sync: that engine (GlaEngine: the one pass on Hopper, the three launches anywhere) ----
 OpCase gla_case(const std::string& op, int64_t N, uint64_t seed) {
-  const gpu::GlaEngine engine =
-      op.find(".wgmma") != std::string::npos ? gpu::GlaEngine::wgmma : gpu::GlaEngine::automatic;
+  const gpu::GlaEngine engine = op.find(".wgmma") != std::string::npos      ? gpu::GlaEngine::wgmma
+                                : op.find(".mma_sync") != std::string::npos ? gpu::GlaEngine::mma_sync
+                                                                            : gpu::GlaEngine::automatic;
   const ModelConfig& c = full_config();
   const int H = c.lightning_nh, hd = c.lightning_head_dim;
   const int64_t Ld = c.lightning_dim(), T = N, ld = 3 * Ld;
@@ -701,6 +702,7 @@ const std::vector<std::pair<std::string, Maker>>& cases() {
       {"rope", rope_case},
       {"gla", gla_case},
       {"gla.wgmma", gla_case},
+      {"gla.mma_sync", gla_case},
       {"compress_k", compress_k_case},
       {"select_blocks", select_blocks_case},
       {"select_blocks.mma", select_blocks_case},

@@ -4,9 +4,9 @@
 // Chunked form (§3.1; chunk C = 64, token j of a chunk of L tokens, lambda = exp(gamma), S_c entering chunk c):
 //   o_j     = tau (lambda^(j+1) q_j S_c + sum_{i<=j} lambda^(j-i) (q_j . k_i) v_i)
 //   S_{c+1} = lambda^L S_c + sum_i lambda^(L-1-i) k_i^T v_i
-// Two engines (GlaEngine, gla.hpp): the mma.sync kernels below, the default; on Hopper, on request, one launch,
-// gla_wgmma.cu (its header says how). A call of T tokens runs in segments of gla_segment_chunks(T) chunks
-// (gpu/launch_geometry.hpp), three launches:
+// Two engines (GlaEngine, gla.hpp): on Hopper, by default, one launch, gla_wgmma.cu (its header says how); the
+// mma.sync kernels below everywhere else, and on request. A call of T tokens runs in segments of gla_segment_chunks(T)
+// chunks (gpu/launch_geometry.hpp), three launches:
 //   segment_state grid (segments, H), 8 warps: each segment's own decayed sum W_seg (entering state zero), the
 //                 state update below with a 3-term split, so W_seg is as exact as fp32 accumulation allows
 //   scan          grid (H, hd*hd/256): S_seg entering each segment (fp32, in place of W_seg), and the call's final S
@@ -390,7 +390,7 @@ void gla_chunked(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, 
               op(), __FILE__, __LINE__);
   ARG_CHECK(engine != GlaEngine::wgmma || wgmma_available(), op,
             "engine wgmma needs an sm_90a build on a compute capability 9.0 GPU");
-  if (engine == GlaEngine::wgmma) {
+  if (engine == GlaEngine::wgmma || (engine == GlaEngine::automatic && wgmma_available())) {
     gla_chunked_wgmma(q, k, v, ld, T, H, gamma, tau, S, o, ldo, workspace, s);
     return;
   }

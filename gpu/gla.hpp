@@ -10,10 +10,10 @@ namespace salasim::gpu {
 // call uses it from start to end: calls that may overlap (two streams) need one each.
 size_t gla_workspace_bytes(int64_t T, int H, int hd);
 
-// How gla_chunked runs: mma_sync, three launches on any GPU (segment states, their scan, the outputs: gla.cu);
-// wgmma, one launch on Hopper, the segments chained (gla_wgmma.cu; an sm_90a build on a compute capability 9.0 GPU,
-// else an argument error). automatic is mma_sync: as measured on the H100 the one-pass engine is the slower
-// (bench/RESULTS.md, "Issue 36, eighth session"). The two agree within the tolerance, not to the bit.
+// How gla_chunked runs: wgmma, one launch on Hopper, the segments chained (gla_wgmma.cu; an sm_90a build on a
+// compute capability 9.0 GPU, else an argument error); mma_sync, three launches on any GPU (segment states, their
+// scan, the outputs: gla.cu). automatic takes wgmma where it runs, else mma_sync. The two agree within the
+// tolerance, not to the bit.
 enum class GlaEngine { automatic, wgmma, mma_sync };
 
 // q, k, v: [T, H*hd] with row stride ld (they sit side by side in the fused projection); gamma: [H] fp32 natural-log

@@ -1,35 +1,38 @@
 // gla_chunked in one pass on Hopper (GlaEngine::wgmma): the chunked form of gla.cu (its header states the math), one
-// launch instead of three, every product a warpgroup MMA from shared memory tiles the copy engine brings. Not the
-// default: measured on the H100 it is slower than the three launches (bench/RESULTS.md, "Issue 36, eighth session").
-// Each chunk of walk 3 drains the tensor pipe five times (the waits below) with one CTA of two warpgroups an SM.
+// launch instead of three, every product a warpgroup MMA from shared-memory tiles that the copy engine brings.
 //
 // A CTA (2 warpgroups, 256 threads) takes a segment of kGlaChainChunks chunks of one head, in the order of a ticket
 // drawn at its start (gpu/launch_geometry.hpp): segment s of head h is ticket s H + h, so the CTA it waits for has
 // drawn its ticket before, is resident, and waits only for earlier tickets itself. No deadlock, whatever the grid.
 //   walk 1   chunk after chunk of the segment, K and V only: W_seg, the segment's own decayed sum (entering state 0),
-//            the state update with the decayed V split in 3 bf16 terms, as gla.cu's segment_state
+//            each chunk's values decayed to the segment's end (lambda^(len-1-j) v_j, token j of the segment) and
+//            split in 3 bf16 terms, so the products accumulate into one sum with no rescale between chunks and
+//            none waits for the one before (as gla.cu's segment_state, which rescales chunk by chunk: the same sum
+//            to fp32 rounding)
 //   chain    S_in = the caller's S for segment 0, else the state segment s - 1 published; this CTA publishes
 //            S_out = lambda^len S_in + W_seg (the scan's formula, link by link) for segment s + 1, or, the last
 //            segment, writes it to S: the call's final state
 //   walk 3   chunk after chunk again, Q, K and V: from S_in, the outputs and the state entering the next chunk
 //            (2-term split), as gla.cu's chunk_fwd
 // The state S^T [v][k] lives in registers as wgmma accumulators: warpgroup w the value rows 64 w .. 64 w + 63, all
-// 128 keys (m64n128: 64 floats a thread). Per chunk of walk 3:
-//   P   = Q K^T                   m64n32k16, A and B by descriptor, warpgroup w the columns 32 w ..; masked causal,
-//                                 decayed, split P = P_hi + P_lo, to shared memory as a swizzled [t][i] box each
-//   O^T = S^T_hi Q^T + S^T_lo Q^T m64n64k16, A from the state's registers, B = the Q tile (K-major); issued before P's
-//                                 exponentials, which overlap it; columns scaled by lambda^(t+1)
-//   O^T += V^T P^T_hi + V^T P^T_lo m64n64k16, A = V^T by ldmatrix, B = the P boxes (K-major)
-//   S^T = lambda^L S^T + (decayed V^T)_split K   m64n128k16, B = the K tile MN-major; run for the segment's last
-//                                 chunk too, its result unused: a wgmma under a condition makes ptxas serialize
-//                                 every wgmma of the kernel (warning C7515)
-// Tiles arrive by TMA (gpu/tensor_map.hpp, bf16_token_heads_map) in a ring of 2 stages, one iteration ahead; the
-// stages hold Q, K, V of a chunk as two 64-token x 64-dim swizzled boxes each. The chain's state crosses CTAs through
-// the workspace with .cg accesses (a ring slot is rewritten two segments later: L1 may hold a stale copy), ordered
-// by a release store of the flag and an acquire load of it.
+// 128 keys (m64n128: 64 floats a thread). A chunk of walk 3 is three groups of products:
+//   G1  P = Q K^T, this warpgroup's 32 key columns     m64n32k16, A and B by descriptor
+//   G2  O_inter^T = S^T_hi Q^T + S^T_lo Q^T            m64n64k16, A = S^T's split, written to shared memory first
+//       S^T = lambda^L S^T + (decayed V^T)_split K      m64n128k16, A in registers, B = the K tile MN-major
+//   G3  O_intra^T = V^T P^T_hi + V^T P^T_lo           m64n64k16, A = the V tile MN-major, B = the P boxes
+// G2, the bulk, runs while P's mask, decay and split run on the other pipes (after G1's wait); G3 needs both
+// warpgroups' halves of P. Then O = tau (lambda^(t+1) O_inter + O_intra), the inter-chunk term scaled before it is
+// added as gla.cu does, staged through shared memory to coalesced stores. The state S^T is copied to the split
+// before G2 rescales it in place.
+// Tiles arrive by TMA (gpu/tensor_map.hpp, bf16_token_heads_map) in a ring of 3 slots, two iterations ahead; a slot
+// holds Q, K, V of a chunk as two 64-token x 64-dim swizzled boxes each (walk 1 leaves Q out). Walk 1 reads K and V
+// with L2 evict-last, so walk 3's second read of them finds more of them in the L2; walk 3's reads are their last
+// (evict-first). The chain's state crosses CTAs through the workspace with .cg accesses (a ring slot is rewritten two
+// segments later: L1 may hold a stale copy), ordered by a release store of the flag and an acquire load of it.
 //
-// The products, terms and their order are gla.cu's, but a wgmma may add inside an instruction in another order than
-// mma.sync: the engines agree within the tolerance, not to the bit (tests/gpu/gla_test.cpp).
+// The products, terms and their order are gla.cu's, except that W_seg's chunks are decayed to the segment's end and
+// O_intra is summed apart from O_inter; and a wgmma may add inside an instruction in another order than mma.sync: the
+// engines agree within the tolerance, not to the bit (tests/gpu/gla_test.cpp).
 #include <algorithm>
 
 #include "gpu/check.cuh"
@@ -45,17 +48,21 @@ namespace {
 using bf16 = __nv_bfloat16;
 
 constexpr int kHd = 128, kC = 64, kThreads = 256;
-constexpr int kBox = kC * 64;               // one box: 64 tokens x 64 dims
+constexpr int kBox = kC * 64;               // one box: 64 rows x 64 bf16 (128 B a row)
 constexpr uint32_t kBoxBytes = kBox * 2;    // 8 KB
 constexpr int kTile = 2 * kBox;             // a chunk of one head: dims 0..63, then 64..127
 constexpr uint32_t kTileBytes = kTile * 2;  // 16 KB
-constexpr int kLdO = kHd + 8;               // bf16 row stride of the O staging tile, as gla.cu's
-constexpr int kRing = 64 * kThreads;        // floats of one state in the ring: element e of thread x at e 256 + x
+constexpr int kSlots = 3;                   // the copy ring
+constexpr int kLdO = 64 + 8;                // bf16 row stride of a warpgroup's O staging tile [t][64 values]
+constexpr int kRing = 64 * kThreads;  // floats of one state in the chain's ring: element e of thread x at e 256 + x
 constexpr float kLog2e = 1.4426950408889634f;
-// Shared memory from a 1024-aligned base: stage st (0, 1) holds Q, K, V as tiles 3 st, 3 st + 1, 3 st + 2; then P hi
-// and P lo (a box each), the O staging tile, the stages' barriers; and the alignment's slack.
-constexpr uint32_t kOffP = 6 * kTileBytes, kOffO = kOffP + 2 * kBoxBytes, kOffBar = kOffO + kC * kLdO * 2;
-constexpr size_t kSmem = kOffBar + 2 * 8 + 1024;
+// Shared memory from a 1024-aligned base: slot r holds Q, K, V as tiles 3 r, 3 r + 1, 3 r + 2; then each
+// warpgroup's S^T split (hi: 2 boxes [v][k], keys 0..63 then 64..127; lo: 2 more), which after G2 also stages its O
+// tile; then P hi and P lo (a box [t][i] each); the slots' barriers and the ticket; and the alignment's slack.
+constexpr uint32_t kOffFrag = kSlots * 3 * kTileBytes, kFragBytes = 2 * kTileBytes;
+constexpr uint32_t kOffP = kOffFrag + 2 * kFragBytes, kOffBar = kOffP + 2 * kBoxBytes;
+constexpr size_t kSmem = kOffBar + kSlots * 8 + 8 + 1024;
+static_assert(kSmem <= 227 * 1024, "the one-pass GLA's shared memory exceeds sm_90's 227 KB a block");
 
 // Element (row, col) of a tile of swizzled boxes, col a multiple of 2: the 16-byte piece j of a 128-byte box row lies
 // at piece j ^ (row % 8) (gpu/tensor_map.hpp).
@@ -79,11 +86,12 @@ __device__ __forceinline__ void load_vt(uint32_t (&vf)[4][4], const bf16* Vs, in
     mma::ldmatrix_x4_trans(vf[st], Vs + sw(16 * st + (lane & 7) + 8 * (lane >> 4), v0 + 8 * ((lane >> 3) & 1)));
 }
 
-// The state update's A operand: (lambda^(L-1-i) v_i)^T for the chunk's tokens i < L (0 past L), split in NS bf16
-// terms, as gla.cu's state_update.
+// The state update's A operand: (lambda^(L-1-i+after) v_i)^T for the chunk's tokens i < L (0 past L), split in NS
+// bf16 terms, as gla.cu's state_update; `after` tokens follow the chunk before the end the sum is decayed to (0 in
+// walk 3; walk 1 decays to the segment's end).
 template <int NS>
 __device__ __forceinline__ void decayed_vt(uint32_t (&a)[4][NS][4], const uint32_t (&vf)[4][4], float glog2, int L,
-                                           int lane) {
+                                           int after, int lane) {
   const int c = lane & 3;
 #pragma unroll
   for (int st = 0; st < 4; ++st) {
@@ -91,7 +99,7 @@ __device__ __forceinline__ void decayed_vt(uint32_t (&a)[4][NS][4], const uint32
 #pragma unroll
     for (int x = 0; x < 4; ++x) {
       const int i = 16 * st + 2 * c + (x & 1) + (x >> 1) * 8;
-      d[x] = i < L ? exp2f(glog2 * float(L - 1 - i)) : 0.f;
+      d[x] = i < L ? exp2f(glog2 * float(L - 1 - i + after)) : 0.f;
     }
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
@@ -103,36 +111,36 @@ __device__ __forceinline__ void decayed_vt(uint32_t (&a)[4][NS][4], const uint32
   }
 }
 
-// Issues S^T += sum_split A_split K (4 k-steps x NS terms of m64n128k16, K MN-major at shared address ka), one commit
-// group, not waited on. s must already be scaled by lambda^L.
+// Issues S^T += sum_split A_split K (4 k-steps x NS terms of m64n128k16, K MN-major at shared address ka) into the
+// open group. s must already be scaled.
 template <int NS>
-__device__ __forceinline__ void issue_state_update(float (&s)[64], uint32_t (&a)[4][NS][4], uint32_t ka) {
-#pragma unroll
-  for (int st = 0; st < 4; ++st)
-#pragma unroll
-    for (int sp = 0; sp < NS; ++sp) wg::fence_operand(a[st][sp]);
-  wg::fence_operand(s);
-  wg::fence();
+__device__ __forceinline__ void issue_state_update(float (&s)[64], const uint32_t (&a)[4][NS][4], uint32_t ka) {
 #pragma unroll
   for (int st = 0; st < 4; ++st) {  // tokens 16 st ..: rows 16 st .. of both K boxes (2 atoms of 8 rows, 2048 B)
     const uint64_t dk = wg::desc_sw128_mn(ka + st * 2048, kBoxBytes);
 #pragma unroll
     for (int sp = 0; sp < NS; ++sp) wg::mma_m64n128k16<true>(s, a[st][sp], dk, true);
   }
-  wg::commit();
+}
+template <int NS>
+__device__ __forceinline__ void fence_a(uint32_t (&a)[4][NS][4]) {
+#pragma unroll
+  for (int st = 0; st < 4; ++st)
+#pragma unroll
+    for (int sp = 0; sp < NS; ++sp) wg::fence_operand(a[st][sp]);
 }
 
-// S^T's A fragments of k-steps 4 half .. 4 half + 3 (keys 64 half ..), split in 2 bf16 terms: the accumulators of
-// n-tiles 2 ks and 2 ks + 1 are, element for element, k-step ks's A fragment (gpu/mma.cuh).
-__device__ __forceinline__ void state_frags(uint32_t (&hi)[4][4], uint32_t (&lo)[4][4], const float (&s)[64],
-                                            int half) {
+// S^T (this warpgroup's accumulators) split in 2 bf16 terms into the warpgroup's hi and lo tiles [v - 64 w][k]
+// (swizzled boxes, the K-major A of G2). Element e of a thread is (v row 16 warp + g + 8 (e % 4 / 2),
+// k = 8 (e / 4) + 2 c + e % 2).
+__device__ __forceinline__ void store_state_split(bf16* hi, bf16* lo, const float (&s)[64], int warp, int g, int c4) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    const int j = 8 * (4 * half + kk);  // s index of n-tile 2 ks
-    mma::split2(s[j + 0], s[j + 1], hi[kk][0], lo[kk][0]);
-    mma::split2(s[j + 2], s[j + 3], hi[kk][1], lo[kk][1]);
-    mma::split2(s[j + 4], s[j + 5], hi[kk][2], lo[kk][2]);
-    mma::split2(s[j + 6], s[j + 7], hi[kk][3], lo[kk][3]);
+  for (int e = 0; e < 64; e += 2) {
+    const int row = 16 * warp + g + 8 * ((e >> 1) & 1), k = 8 * (e >> 2) + 2 * c4;
+    uint32_t h, l;
+    mma::split2(s[e], s[e + 1], h, l);
+    *reinterpret_cast<uint32_t*>(hi + sw(row, k)) = h;
+    *reinterpret_cast<uint32_t*>(lo + sw(row, k)) = l;
   }
 }
 
@@ -144,75 +152,89 @@ __global__ void __launch_bounds__(kThreads, 1)
                    const float* __restrict__ gamma, float tau, float* __restrict__ S, uint32_t* __restrict__ sync,
                    float* __restrict__ ring, uint16_t* __restrict__ o, int64_t ldo) {
   extern __shared__ unsigned char smem_raw[];
-  __shared__ uint32_t ticket;
   unsigned char* smem = smem_raw + ((1024 - (mma::smem_addr(smem_raw) & 1023)) & 1023);
   bf16* tiles = reinterpret_cast<bf16*>(smem);
+  const int tid = threadIdx.x, wgi = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, c4 = lane & 3;
+  bf16* Fh = reinterpret_cast<bf16*>(smem + kOffFrag + wgi * kFragBytes);  // this warpgroup's S^T split, hi
+  bf16* Fl = Fh + kTile;                                                   // lo
+  bf16* Os = Fh;  // this warpgroup's O staging tile [t][kLdO], once G2 has read the split
   bf16* Ph = reinterpret_cast<bf16*>(smem + kOffP);
   bf16* Pl = Ph + kBox;
-  bf16* Os = reinterpret_cast<bf16*>(smem + kOffO);
   uint64_t* bar = reinterpret_cast<uint64_t*>(smem + kOffBar);
-  const int tid = threadIdx.x, wgi = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, c4 = lane & 3;
+  uint32_t* ticket = reinterpret_cast<uint32_t*>(smem + kOffBar + kSlots * 8);
   const int v0 = 64 * wgi + 16 * warp;  // the warp's first value row of S^T and O^T
   if (tid == 0) {
-    ticket = atomicAdd(sync + 2 * H, 1u);
-    wg::mbar_init(&bar[0], 1);
-    wg::mbar_init(&bar[1], 1);
+    *ticket = atomicAdd(sync + 2 * H, 1u);
+    for (int r = 0; r < kSlots; ++r) wg::mbar_init(&bar[r], 1);
     wg::fence_mbar_init();
   }
   __syncthreads();
-  const int64_t seg = int64_t(ticket) / H, n_chunks = (T + kC - 1) / kC;
-  const int h = int(ticket % uint32_t(H));
+  const int64_t seg = int64_t(*ticket) / H, n_chunks = (T + kC - 1) / kC;
+  const int h = int(*ticket % uint32_t(H));
   const int64_t c_begin = seg * kGlaChainChunks, c_end = std::min(c_begin + kGlaChainChunks, n_chunks);
   const int n = int(c_end - c_begin);
+  const int len = int(std::min<int64_t>(kGlaChainChunks * kC, T - c_begin * kC));  // the segment's tokens
   const float glog2 = gamma[h] * kLog2e;
 
-  // Walk iteration it (0 .. 2n - 1) takes chunk c_begin + it % n from stage it % 2; walk 1 (it < n) needs no Q.
+  // Iteration it (0 .. 2n - 1) takes chunk c_begin + it % n from slot it % 3; walk 1 (it < n) needs no Q. Thread 0
+  // issues iteration it + 2 once every thread is done with slot (it - 1) % 3, the one it reuses.
   const auto issue = [&](int it) {
-    const int st = it & 1;
-    const bool with_q = it >= n;
-    const int t0 = int((c_begin + (with_q ? it - n : it)) * kC);
-    uint64_t* b = &bar[st];
-    wg::mbar_arrive_expect_tx(b, (with_q ? 3 : 2) * kTileBytes);
-    bf16* base = tiles + 3 * st * kTile;
+    const int r = it % kSlots;
+    const bool walk3 = it >= n;
+    const int t0 = int((c_begin + (walk3 ? it - n : it)) * kC);
+    const uint64_t pol = walk3 ? wg::policy_evict_first() : wg::policy_evict_last();
+    uint64_t* b = &bar[r];
+    wg::mbar_arrive_expect_tx(b, (walk3 ? 3 : 2) * kTileBytes);
+    bf16* base = tiles + 3 * r * kTile;
     for (int half = 0; half < 2; ++half) {
-      if (with_q) wg::tma_load_3d(base + half * kBox, &qmap, 64 * half, h, t0, b);
-      wg::tma_load_3d(base + kTile + half * kBox, &kmap, 64 * half, h, t0, b);
-      wg::tma_load_3d(base + 2 * kTile + half * kBox, &vmap, 64 * half, h, t0, b);
+      if (walk3) wg::tma_load_3d_hint(base + half * kBox, &qmap, 64 * half, h, t0, b, pol);
+      wg::tma_load_3d_hint(base + kTile + half * kBox, &kmap, 64 * half, h, t0, b, pol);
+      wg::tma_load_3d_hint(base + 2 * kTile + half * kBox, &vmap, 64 * half, h, t0, b, pol);
     }
   };
-  // Top of iteration it: its stage has landed, and every warp is done with the other stage (generic reads ordered
-  // before the copy engine's writes; the wgmma reads waited for), which then takes iteration it + 1.
-  const auto begin = [&](int it) {
-    wg::mbar_wait(&bar[it & 1], uint32_t(it >> 1) & 1);
+  const auto landed = [&](int it) { wg::mbar_wait(&bar[it % kSlots], uint32_t(it / kSlots) & 1); };
+  // Called by every thread once it is done with slot (it - 1) % 3 (its generic reads, and its wgmma reads waited
+  // for): the copy engine may then overwrite it with iteration it + 2.
+  const auto refill = [&](int it) {
     wg::fence_proxy_async_smem();
     __syncthreads();
-    if (tid == 0 && it + 1 < 2 * n) issue(it + 1);
-    __syncwarp();  // converged again before the aligned wgmma instructions
+    if (tid == 0 && it + 2 < 2 * n) issue(it + 2);
   };
-  if (tid == 0) issue(0);
+  if (tid == 0) issue(0), issue(1);  // 2 n >= 2; slot 2 is filled by refill(0)
 
-  // 1. W_seg
+  // 1. W_seg. Two buffers of the state update's operand, so a chunk's products are issued before the previous
+  // chunk's have completed (a wgmma reads its register operand until its group completes).
   float s[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) s[i] = 0.f;
-  for (int it = 0; it < n; ++it) {
-    begin(it);
+  const auto walk1_step = [&](int it, uint32_t(&a)[4][3][4], uint32_t(&a_prev)[4][3][4]) {
+    landed(it);
     const int L = int(std::min<int64_t>(kC, T - (c_begin + it) * kC));
-    const bf16* Ks = tiles + (3 * (it & 1) + 1) * kTile;
-    uint32_t vf[4][4], a[4][3][4];
+    const bf16* Ks = tiles + (3 * (it % kSlots) + 1) * kTile;
+    uint32_t vf[4][4];
     load_vt(vf, Ks + kTile, v0, lane);
-    decayed_vt<3>(a, vf, glog2, L, lane);
-    const float dL = exp2f(glog2 * float(L));
-#pragma unroll
-    for (int i = 0; i < 64; ++i) s[i] *= dL;
-    issue_state_update<3>(s, a, mma::smem_addr(Ks));
-    wg::wait<0>();
+    decayed_vt<3>(a, vf, glog2, L, len - kC * it - L, lane);
+    fence_a(a);
     wg::fence_operand(s);
+    wg::fence();
+    issue_state_update<3>(s, a, mma::smem_addr(Ks));
+    wg::commit();
+    wg::wait<1>();  // the previous chunk's products: its slot and a_prev are free
+    fence_a(a_prev);
+    refill(it);
+  };
+  uint32_t a0[4][3][4], a1[4][3][4];
+  for (int it = 0; it < n; it += 2) {
+    walk1_step(it, a0, a1);
+    if (it + 1 < n) walk1_step(it + 1, a1, a0);
   }
+  wg::wait<0>();
+  fence_a(a0);
+  fence_a(a1);
+  wg::fence_operand(s);
 
   // 2. The chain. Thread x's element e is (v = v0 + g + 8 (e % 4 / 2), k = 8 (e / 4) + 2 c4 + e % 2).
   {
-    const int64_t len = std::min<int64_t>(kGlaChainChunks * kC, T - c_begin * kC);
     const float dl = exp2f(glog2 * float(len));
     float* Sh = S + int64_t(h) * kHd * kHd;  // [k][v]
     const auto s_index = [&](int e) { return (8 * (e >> 2) + 2 * c4 + (e & 1)) * kHd + v0 + g + 8 * ((e >> 1) & 1); };
@@ -238,14 +260,17 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // 3. The outputs, chunk after chunk from S_in.
+  const uint32_t fha = mma::smem_addr(Fh), fla = mma::smem_addr(Fl);
+  const uint32_t pha = mma::smem_addr(Ph), pla = mma::smem_addr(Pl);
   for (int it = n; it < 2 * n; ++it) {
-    begin(it);
+    landed(it);
     const int64_t t0 = (c_begin + (it - n)) * kC;
     const int L = int(std::min<int64_t>(kC, T - t0));
-    const bf16* Qs = tiles + 3 * (it & 1) * kTile;
+    const bf16* Qs = tiles + 3 * (it % kSlots) * kTile;
     const bf16* Ks = Qs + kTile;
-    const uint32_t qa = mma::smem_addr(Qs), ka = mma::smem_addr(Ks);
-    // P = Q K^T, this warpgroup's 32 columns: one group
+    const bf16* Vs = Ks + kTile;
+    const uint32_t qa = mma::smem_addr(Qs), ka = mma::smem_addr(Ks), va = mma::smem_addr(Vs);
+    // G1: P = Q K^T, this warpgroup's 32 columns
     float p[16];
     wg::fence_operand(p);
     wg::fence();
@@ -255,24 +280,34 @@ __global__ void __launch_bounds__(kThreads, 1)
       wg::mma_m64n32k16_ss(p, wg::desc_sw128(qa + koff), wg::desc_sw128(ka + koff + wgi * 4096), ks > 0);
     }
     wg::commit();
-    // O^T = S^T Q^T, keys 0..63: a second group, running under P's exponentials
-    float oacc[32];
-    uint32_t sh[4][4], sl[4][4];
-    state_frags(sh, sl, s, 0);
+    // S_c's split for G2, then the state update's operand; S^T is scaled for the update once the split holds S_c
+    store_state_split(Fh, Fl, s, warp, g, c4);
+    wg::fence_proxy_async_smem();  // the split's generic writes before the warpgroup's wgmma reads them
+    wg::bar_sync(1 + wgi, 128);
+    uint32_t vf[4][4], a[4][2][4];
+    load_vt(vf, Vs, v0, lane);
+    decayed_vt<2>(a, vf, glog2, L, 0, lane);
+    const float dL = exp2f(glog2 * float(L));
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wg::fence_operand(sh[kk]), wg::fence_operand(sl[kk]);
-    wg::fence_operand(oacc);
+    for (int i = 0; i < 64; ++i) s[i] *= dL;
+    // G2: O_inter^T = S^T Q^T (2 terms), and S^T = lambda^L S^T + (decayed V^T) K (2 terms)
+    float oi[32];
+    fence_a(a);
+    wg::fence_operand(oi);
+    wg::fence_operand(s);
     wg::fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      const uint64_t dq = wg::desc_sw128(qa + kk * 32);
-      wg::mma_m64n64k16(oacc, sh[kk], dq, kk > 0);
-      wg::mma_m64n64k16(oacc, sl[kk], dq, true);
+    for (int kk = 0; kk < 8; ++kk) {
+      const uint32_t koff = (kk >> 2) * kBoxBytes + (kk & 3) * 32;
+      const uint64_t dq = wg::desc_sw128(qa + koff);
+      wg::mma_m64n64k16_ss(oi, wg::desc_sw128(fha + koff), dq, kk > 0);
+      wg::mma_m64n64k16_ss(oi, wg::desc_sw128(fla + koff), dq, true);
     }
+    issue_state_update<2>(s, a, ka);
     wg::commit();
+    // P[t][i] = lambda^(t-i) q_t . k_i for i <= t, else 0; rows t of warp w: 16 w + g (+ 8)
     wg::wait<1>();
     wg::fence_operand(p);
-    // P[t][i] = lambda^(t-i) q_t . k_i for i <= t, else 0; rows t of warp w: 16 w + g (+ 8)
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -285,67 +320,43 @@ __global__ void __launch_bounds__(kThreads, 1)
         *reinterpret_cast<uint32_t*>(Ph + sw(t, i)) = hi;
         *reinterpret_cast<uint32_t*>(Pl + sw(t, i)) = lo;
       }
-    wg::fence_proxy_async_smem();  // P's generic writes before the other warpgroup's wgmma reads them
-    // keys 64..127
-    wg::wait<0>();
-    wg::fence_operand(oacc);
-    state_frags(sh, sl, s, 1);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wg::fence_operand(sh[kk]), wg::fence_operand(sl[kk]);
+    // Both halves of P written (generic writes before the wgmma reads); every thread is done with slot (it - 1) % 3
+    refill(it);
+    // G3: O_intra^T = V^T P^T (P is zero above the diagonal)
+    float oa[32];
+    wg::fence_operand(oa);
     wg::fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      const uint64_t dq = wg::desc_sw128(qa + kBoxBytes + kk * 32);
-      wg::mma_m64n64k16(oacc, sh[kk], dq, true);
-      wg::mma_m64n64k16(oacc, sl[kk], dq, true);
+    for (int st = 0; st < 4; ++st) {  // tokens 16 st ..: rows 16 st .. of this warpgroup's V box
+      const uint64_t dv = wg::desc_sw128_mn(va + wgi * kBoxBytes + st * 2048, kBoxBytes);
+      wg::mma_m64n64k16_ss<true>(oa, dv, wg::desc_sw128(pha + st * 32), st > 0);
+      wg::mma_m64n64k16_ss<true>(oa, dv, wg::desc_sw128(pla + st * 32), true);
     }
     wg::commit();
-    uint32_t vf[4][4];
-    load_vt(vf, Ks + kTile, v0, lane);
-    __syncthreads();  // P complete
     wg::wait<0>();
-    wg::fence_operand(oacc);
+    wg::fence_operand(oi);
+    wg::fence_operand(oa);
+    wg::fence_operand(s);
+    fence_a(a);
+    // O = tau (lambda^(t+1) O_inter + O_intra); column t = 8 j + 2 c (+1) of O^T, rows v - 64 w = 16 warp + g (+8)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {  // column t = 8j + 2c (+1): lambda^(t+1)
+    for (int j = 0; j < 8; ++j) {
       const float d0 = exp2f(glog2 * float(8 * j + 2 * c4 + 1)), d1 = exp2f(glog2 * float(8 * j + 2 * c4 + 2));
-      oacc[4 * j] *= d0, oacc[4 * j + 1] *= d1, oacc[4 * j + 2] *= d0, oacc[4 * j + 3] *= d1;
-    }
-    // O^T += V^T P^T (P is zero above the diagonal)
-    const uint32_t pha = mma::smem_addr(Ph), pla = mma::smem_addr(Pl);
-#pragma unroll
-    for (int st = 0; st < 4; ++st) wg::fence_operand(vf[st]);
-    wg::fence_operand(oacc);
-    wg::fence();
-#pragma unroll
-    for (int st = 0; st < 4; ++st) {
-      wg::mma_m64n64k16(oacc, vf[st], wg::desc_sw128(pha + st * 32), true);
-      wg::mma_m64n64k16(oacc, vf[st], wg::desc_sw128(pla + st * 32), true);
-    }
-    wg::commit();
-    // the state entering the next chunk, issued before O is written out
-    uint32_t a[4][2][4];
-    decayed_vt<2>(a, vf, glog2, L, lane);
-    wg::wait<0>();
-    wg::fence_operand(oacc);
-    const float dL = exp2f(glog2 * float(L));
-#pragma unroll
-    for (int i = 0; i < 64; ++i) s[i] *= dL;
-    issue_state_update<2>(s, a, ka);
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int t = 8 * j + 2 * c4 + (e & 1), vv = v0 + g + 8 * (e >> 1);
-        Os[t * kLdO + vv] = __float2bfloat16_rn(tau * oacc[4 * j + e]);
+        const int t = 8 * j + 2 * c4 + (e & 1), vl = 16 * warp + g + 8 * (e >> 1);
+        const float x = (e & 1 ? d1 : d0) * oi[4 * j + e] + oa[4 * j + e];
+        Os[t * kLdO + vl] = __float2bfloat16_rn(tau * x);
       }
-    wg::wait<0>();
-    wg::fence_operand(s);
-    __syncthreads();  // O tile complete
-    for (int i = tid; i < L * (kHd / 8); i += kThreads) {
-      const int r = i >> 4, piece = i & 15;
-      *reinterpret_cast<uint4*>(o + (t0 + r) * ldo + int64_t(h) * kHd + piece * 8) =
+    }
+    wg::bar_sync(1 + wgi, 128);
+    for (int i = tid & 127; i < L * 8; i += 128) {
+      const int r = i >> 3, piece = i & 7;
+      *reinterpret_cast<uint4*>(o + (t0 + r) * ldo + int64_t(h) * kHd + 64 * wgi + piece * 8) =
           *reinterpret_cast<const uint4*>(Os + r * kLdO + piece * 8);
     }
+    // The staging read before the next split overwrites it; both warpgroups' G3 done before the next P is written
+    __syncthreads();
   }
 }
 
