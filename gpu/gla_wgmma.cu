@@ -199,6 +199,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wg::fence_proxy_async_smem();
     __syncthreads();
     if (tid == 0 && it + 2 < 2 * n) issue(it + 2);
+    __syncwarp();  // converged again before the aligned ldmatrix and wgmma instructions
   };
   if (tid == 0) issue(0), issue(1);  // 2 n >= 2; slot 2 is filled by refill(0)
 
@@ -338,6 +339,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     wg::fence_operand(oa);
     wg::fence_operand(s);
     fence_a(a);
+    // The staging tile overlays the split G2 read for every warp's rows: all four warps past their wait first (the
+    // PTX ISA does not say that one warp's wait covers the warpgroup's reads of shared memory)
+    wg::bar_sync(1 + wgi, 128);
     // O = tau (lambda^(t+1) O_inter + O_intra); column t = 8 j + 2 c (+1) of O^T, rows v - 64 w = 16 warp + g (+8)
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
