@@ -142,8 +142,12 @@ OpCase embed_case(const std::string& /*op*/, int64_t N, uint64_t seed) {
   return oc;
 }
 
-// ---- gla: the whole context in one call (how fla's chunk_simple_gla is timed) ----
-OpCase gla_case(const std::string& /*op*/, int64_t N, uint64_t seed) {
+// ---- gla: the whole context in one call (how fla's chunk_simple_gla is timed), the engine automatic picks;
+// .wgmma and .mma_sync: that engine (GlaEngine: the one pass on Hopper, the three launches anywhere) ----
+OpCase gla_case(const std::string& op, int64_t N, uint64_t seed) {
+  const gpu::GlaEngine engine = op.find(".wgmma") != std::string::npos      ? gpu::GlaEngine::wgmma
+                                : op.find(".mma_sync") != std::string::npos ? gpu::GlaEngine::mma_sync
+                                                                            : gpu::GlaEngine::automatic;
   const ModelConfig& c = full_config();
   const int H = c.lightning_nh, hd = c.lightning_head_dim;
   const int64_t Ld = c.lightning_dim(), T = N, ld = 3 * Ld;
@@ -163,12 +167,11 @@ OpCase gla_case(const std::string& /*op*/, int64_t N, uint64_t seed) {
   s->gamma = gpu::to_device(std::vector<float>(decay.begin(), decay.end()), "decay");
   s->ws = gpu::Buffer<uint8_t>(gpu::gla_workspace_bytes(T, H, hd), "gla workspace");
   const float tau = float(c.lightning_tau());
-  OpCase oc =
-      case_of("gla", shape_of(T, fmt::format("H={} hd={}", H, hd)), "lightning/gla/out", N, cost::gla(T, H, hd));
-  oc.run = [s, T, H, hd, Ld, ld, tau](gpu::Stream st) {
+  OpCase oc = case_of(op, shape_of(T, fmt::format("H={} hd={}", H, hd)), "lightning/gla/out", N, cost::gla(T, H, hd));
+  oc.run = [s, T, H, hd, Ld, ld, tau, engine](gpu::Stream st) {
     const bf16_t* q = s->qkv.get();
     gpu::gla_chunked(q, q + Ld, q + 2 * Ld, ld, T, H, hd, s->gamma.get(), tau, s->St.get(), s->o.get(), Ld, s->ws.get(),
-                     st);
+                     st, engine);
   };
   oc.check = [s, r, T, H, hd, Ld, ld, tau, decay, run = oc.run] {
     gpu::fill_bytes(s->St.get(), 0, s->St.size() * 4);
@@ -698,6 +701,8 @@ const std::vector<std::pair<std::string, Maker>>& cases() {
       {"rmsnorm", norm_case},
       {"rope", rope_case},
       {"gla", gla_case},
+      {"gla.wgmma", gla_case},
+      {"gla.mma_sync", gla_case},
       {"compress_k", compress_k_case},
       {"select_blocks", select_blocks_case},
       {"select_blocks.mma", select_blocks_case},

@@ -8,7 +8,10 @@
 namespace salasim::gpu {
 
 // Device failures are DeviceError: the salasim command exits 3 (internal or device error), not 2 (bad input).
+// The error is reported here: it is cleared from the runtime's last-error state, or the next launch check would
+// report it again as another op's (a failed copy in one test once failed the next test's first launch).
 void cuda_fail(cudaError_t e, const char* call, const std::string& op, const char* file, int line) {
+  (void)cudaGetLastError();
   throw DeviceError(fmt::format("CUDA error in {}: {} ({}) from {} at {}:{}", op, cudaGetErrorString(e),
                                 cudaGetErrorName(e), call, file, line));
 }
@@ -54,7 +57,9 @@ std::string device_name() {
 
 void synchronize() { CUDA_CHECK(cudaDeviceSynchronize(), "synchronize"); }
 
-void mem_info(size_t* free_bytes, size_t* total_bytes) { CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes), "mem_info"); }
+void mem_info(size_t* free_bytes, size_t* total_bytes) {
+  CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes), "mem_info");
+}
 
 void* dev_alloc(size_t bytes, const char* what) {
   void* p = nullptr;

@@ -4,7 +4,9 @@
 // Chunked form (§3.1; chunk C = 64, token j of a chunk of L tokens, lambda = exp(gamma), S_c entering chunk c):
 //   o_j     = tau (lambda^(j+1) q_j S_c + sum_{i<=j} lambda^(j-i) (q_j . k_i) v_i)
 //   S_{c+1} = lambda^L S_c + sum_i lambda^(L-1-i) k_i^T v_i
-// A call of T tokens runs in segments of gla_segment_chunks(T) chunks (gpu/launch_geometry.hpp), three launches:
+// Two engines (GlaEngine, gla.hpp): on Hopper, by default, one launch, gla_wgmma.cu (its header says how); the
+// mma.sync kernels below everywhere else, and on request. A call of T tokens runs in segments of gla_segment_chunks(T)
+// chunks (gpu/launch_geometry.hpp), three launches:
 //   segment_state grid (segments, H), 8 warps: each segment's own decayed sum W_seg (entering state zero), the
 //                 state update below with a 3-term split, so W_seg is as exact as fp32 accumulation allows
 //   scan          grid (H, hd*hd/256): S_seg entering each segment (fp32, in place of W_seg), and the call's final S
@@ -26,9 +28,11 @@
 
 #include "gpu/check.cuh"
 #include "gpu/gla.hpp"
+#include "gpu/gla_wgmma.hpp"
 #include "gpu/kernels.cuh"
 #include "gpu/mma.cuh"
 #include "gpu/launch_geometry.hpp"
+#include "gpu/tensor_map.hpp"
 
 namespace salasim::gpu {
 
@@ -373,16 +377,23 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 }  // namespace
 
-size_t gla_workspace_bytes(int64_t T, int H, int hd) { return gla_segment_states_bytes(T, H, hd); }
+size_t gla_workspace_bytes(int64_t T, int H, int hd) { return gla_workspace_size(T, H, hd); }
 
 void gla_chunked(const bf16_t* q, const bf16_t* k, const bf16_t* v, int64_t ld, int64_t T, int H, int hd,
-                 const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, void* workspace, Stream s) {
+                 const float* gamma, float tau, float* S, bf16_t* o, int64_t ldo, void* workspace, Stream s,
+                 GlaEngine engine) {
   const auto op = [&] { return op_desc("gla_chunked", {{"T", T}, {"H", H}, {"hd", hd}, {"ld", ld}, {"ldo", ldo}}); };
   if (hd != kHd) cuda_fail(cudaErrorInvalidValue, "gla needs head_dim 128", op(), __FILE__, __LINE__);
   if (T == 0) return;
   if (ld % 8 || ldo % 8 || !aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(o) || !aligned16(workspace))
     cuda_fail(cudaErrorInvalidValue, "gla_chunked needs 16-byte aligned q, k, v, o, workspace and ld, ldo % 8 == 0",
               op(), __FILE__, __LINE__);
+  ARG_CHECK(engine != GlaEngine::wgmma || wgmma_available(), op,
+            "engine wgmma needs an sm_90a build on a compute capability 9.0 GPU");
+  if (engine == GlaEngine::wgmma || (engine == GlaEngine::automatic && wgmma_available())) {
+    gla_chunked_wgmma(q, k, v, ld, T, H, gamma, tau, S, o, ldo, workspace, s);
+    return;
+  }
   static bool attrs = false;  // raise the dynamic shared-memory limits once per process
   if (!attrs) {
     CUDA_CHECK(cudaFuncSetAttribute(segment_state_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kStateSmem)),

@@ -1,7 +1,7 @@
-// Hopper primitives for the selection's prefill kernels (select_wgmma.cu) and sparse_attn's prefill ring
-// (sparse_attn.cu): warpgroup MMA (wgmma: the shared-memory descriptors of 128-byte-swizzled K-major and MN-major
-// operands, the fences around an asynchronous group, m64n128k16 and m64n64k16 with A in registers, bf16 in, fp32
-// accumulate), the tensor copy
+// Hopper primitives for the selection's prefill kernels (select_wgmma.cu), sparse_attn's prefill ring
+// (sparse_attn.cu) and the one-pass GLA (gla_wgmma.cu): warpgroup MMA (wgmma: the shared-memory descriptors of
+// 128-byte-swizzled K-major and MN-major operands, the fences around an asynchronous group, m64n128k16 and m64n64k16
+// with A in registers, m64n32k16 with A by descriptor, bf16 in, fp32 accumulate), the tensor copy
 // engine (TMA: a 3-D tile into shared memory, completing on an mbarrier) and the mbarrier operations it needs. All of
 // it is sm_90a only: built for another target each wrapper traps, and neither op picks these kernels there
 // (wgmma_available, select_chunk.cuh).
@@ -66,6 +66,11 @@ __device__ __forceinline__ void fence_operand(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+template <int N>
+__device__ __forceinline__ void fence_operand(uint32_t (&a)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
 // d (+)= A * B: m64n128k16, A in registers (a: this warp's 16 rows x 16 k), B by descriptor: K-major (desc_sw128), or
 // MN-major with TransB (desc_sw128_mn; the instruction's transpose-B). accumulate = false overwrites d. The
 // warpgroup's 128 threads must all call it, converged; d is the tensor cores' until a wait that covers its group.
@@ -105,6 +110,38 @@ __device__ __forceinline__ void mma_m64n64k16(float (&d)[32], const uint32_t (&a
         "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
         "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(int(accumulate)), "l"(desc_b));
+}
+// d (+)= A * B: m64n32k16, both operands K-major by descriptor (desc_sw128): A's 64 rows and B's 32 as 8-row atoms
+// 1024 B apart. 16 accumulators in the D layout above (j = 0 .. 3).
+__device__ __forceinline__ void mma_m64n32k16_ss(float (&d)[16], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  SALASIM_HOPPER_ASM(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "%16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));
+}
+// d (+)= A * B: m64n64k16, both operands by descriptor. A K-major (desc_sw128), or MN-major with TransA
+// (desc_sw128_mn: A stored [k][m], the instruction's transpose-A); B K-major. 32 accumulators.
+template <bool TransA = false>
+__device__ __forceinline__ void mma_m64n64k16_ss(float (&d)[32], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  SALASIM_HOPPER_ASM(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, %35, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)), "n"(int(TransA)));
+}
+// Barrier `id` (1 .. 15; 0 is __syncthreads') of `count` threads, a multiple of 32: one warpgroup's 128 threads, say.
+__device__ __forceinline__ void bar_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 // ---- mbarrier and TMA (sm_90). A barrier of `count` arrivals whose phase also waits for `tx` bytes announced by
 // arrive_expect_tx: the tensor copies complete_tx those bytes as they land, and their writes are visible to every
@@ -152,6 +189,27 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
           "r"(mma::smem_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(mma::smem_addr(bar))
+      : "memory");
+}
+// L2 eviction policies for tma_load_3d_hint: evict_last keeps the lines ahead of others (data read again soon),
+// evict_first lets them go first (a last read).
+__device__ __forceinline__ uint64_t policy_evict_last() {
+  uint64_t p = 0;
+  SALASIM_HOPPER_ASM("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ uint64_t policy_evict_first() {
+  uint64_t p = 0;
+  SALASIM_HOPPER_ASM("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+// tma_load_3d with an L2 eviction policy (policy_evict_*) for the lines it reads.
+__device__ __forceinline__ void tma_load_3d_hint(void* dst, const CUtensorMap* map, int c0, int c1, int c2,
+                                                 uint64_t* bar, uint64_t policy) {
+  SALASIM_HOPPER_ASM(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, "
+      "%3, %4}], [%5], %6;\n" ::"r"(mma::smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(mma::smem_addr(bar)), "l"(policy)
       : "memory");
 }
 #undef SALASIM_HOPPER_ASM

@@ -1,9 +1,9 @@
-// How the CUDA path cuts its work into launches: the GLA scan's segments, the sparse decode's splits, the block
-// selection's LSE partials, sub-chunks and split top-k, and the cuBLAS workspace. These choices set reduction
-// orders, so they are part of the GPU path's numerics: they live in this one header, which the kernels include and
-// the golden hash covers (gpu/golden_inputs.txt). The memory planner (model/runner_plan.hpp) and the memory model
-// read the same functions to size the workspaces, so what is planned is what the kernels carve up.
-// Plain C++, no CUDA: the one gpu/ header that code outside gpu/ includes (docs/design.md, "Layout").
+// How the CUDA path cuts its work into launches: the GLA scan's segments and the one-pass chain's, the sparse decode's
+// splits, the block selection's LSE partials, sub-chunks and split top-k, and the cuBLAS workspace. These choices set
+// reduction orders, so they are part of the GPU path's numerics: they live in this one header, which the kernels
+// include and the golden hash covers (gpu/golden_inputs.txt). The memory planner (model/runner_plan.hpp) and the memory
+// model read the same functions to size the workspaces, so what is planned is what the kernels carve up. Plain C++, no
+// CUDA: the one gpu/ header that code outside gpu/ includes (docs/design.md, "Layout").
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -28,6 +28,22 @@ inline int64_t gla_segments(int64_t T) {
 }
 inline size_t gla_segment_states_bytes(int64_t T, int H, int hd) {
   return size_t(gla_segments(T)) * size_t(H) * size_t(hd) * size_t(hd) * sizeof(float);
+}
+
+// ---- GLA, the one-pass engine on Hopper (gpu/gla_wgmma.cu): a CTA a segment of kGlaChainChunks chunks of one head;
+// segment s waits for the state leaving segment s - 1 of its head, published through a flag and a ring of two fp32
+// [hd, hd] states a head: [2][H] flags and a ticket counter (one 256-byte section), then the ring. The chain applies
+// the scan's formula link by link, so the segment length also sets the chain's length (a 1M-token call: 2048 links).
+constexpr int64_t kGlaChainChunks = 8;
+inline int64_t gla_chain_segments(int64_t T) { return ((T + 63) / 64 + kGlaChainChunks - 1) / kGlaChainChunks; }
+inline size_t gla_chain_bytes(int H) {
+  const size_t sync = (size_t(2 * H + 1) * 4 + 255) / 256 * 256;
+  return sync + size_t(2 * H) * 128 * 128 * sizeof(float);
+}
+// What gla_chunked's workspace must hold for T tokens: enough for either engine (the planner does not know which one
+// the GPU it runs on takes).
+inline size_t gla_workspace_size(int64_t T, int H, int hd) {
+  return std::max(gla_segment_states_bytes(T, H, hd), gla_chain_bytes(H));
 }
 
 // ---- sparse_attn for calls of a few queries (decode): each query's block slots in splits of kAttnSplitSlots,

@@ -1,6 +1,7 @@
 // Tensor maps for the copy engine (TMA) over the caches' row layout [G, cap, 128] bf16 (row r of kv head g at
 // base + (g cap + r) 256 B): the keys and values of sparse_attn's prefill kernel and the compressed keys of the
-// selection's wgmma kernels. Encoded through the runtime's driver entry point, so nothing links against libcuda.
+// selection's wgmma kernels; and over a projection's [T, ld] rows of heads (the one-pass GLA's q, k, v). Encoded
+// through the runtime's driver entry point, so nothing links against libcuda.
 #pragma once
 #include <cuda.h>  // CUtensorMap
 #include <cuda_runtime.h>
@@ -23,5 +24,10 @@ bool wgmma_available();
 // past `rows` (and negative ones) read as zeros, so a box that runs past the written part of a cache brings zeros,
 // never what lies beyond.
 cudaError_t bf16_rows_map(CUtensorMap* map, const void* base, int64_t cap, int64_t rows, int G, int box_rows);
+
+// The map of a projection's heads: T token rows (row stride ld elements) of H heads of 128 bf16 side by side from
+// base; boxes of 64 dims x 1 head x box_rows tokens, swizzled as above, so a box is a [token][64 dims] tile; tokens
+// at or past T read as zeros (the GLA's last chunk, gpu/gla_wgmma.cu). base 16-byte aligned, ld a multiple of 8.
+cudaError_t bf16_token_heads_map(CUtensorMap* map, const void* base, int64_t T, int64_t ld, int H, int box_rows);
 
 }  // namespace salasim::gpu

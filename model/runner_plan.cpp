@@ -19,7 +19,7 @@ RunnerWorkspace runner_workspace(const ModelConfig& c, int64_t chunk, int64_t ma
   w.act = size_t(C * c.intermediate_size) * 2;
   w.tokens = size_t(C) * 4;
   w.logits = size_t(c.vocab_size) * (2 + 4);
-  w.gla_ws = c.n_layers(Mixer::Lightning) ? gla_segment_states_bytes(C, c.lightning_nh, c.lightning_head_dim) : 0;
+  w.gla_ws = c.n_layers(Mixer::Lightning) ? gla_workspace_size(C, c.lightning_nh, c.lightning_head_dim) : 0;
   const bool sparse = c.n_layers(Mixer::Sparse) > 0;
   w.blocks = sparse ? 2 * size_t(C * c.num_key_value_heads * c.sparse.k_sel()) * 4 : 0;  // computed + forced
   w.sel_ws = sparse ? select_workspace_bytes(C, max_context, c.num_attention_heads, c.num_key_value_heads,
