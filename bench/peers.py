@@ -17,13 +17,14 @@ import argparse
 import ctypes
 import json
 import math
-import re
 import statistics
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
+
+from qwen3_hf import revision_of  # the revision as salasim run records it (bench/, beside this script)
 
 
 def parse_lengths(text):
@@ -36,12 +37,6 @@ def parse_lengths(text):
 
 def name(n):
     return f"{n >> 20}M" if n % (1 << 20) == 0 else f"{n >> 10}K"
-
-
-def revision_of(text):
-    """"64ee668-dirty" from itself or from `salasim --version`'s first line ("salasim 0.1.0 (git 64ee668-dirty: ...)")."""
-    m = re.search(r"\(git ([^):\s]+)", text)
-    return m.group(1) if m else text.strip()
 
 
 def median_ms(fn, warm=3, reps=10):
