@@ -1,12 +1,12 @@
-# The preamble every device call script shares (bench/.callN.sh, kept afterwards as bench/results/<date>/callN.sh).
+# The preamble every device call script shares (bench/.callN.sh, ignored by git: a call's script is not kept).
 # Source it first, from the repository root that the device tool runs in:
 #   set -uo pipefail; cd "$(dirname "$0")/.."; . bench/call_lib.sh
 # It sets OUT (the tool's output folder; /tmp/salasim-out where none is given) and SALASIM_BUILD (.dev unless set),
 # and makes a build carried from another machine runnable here (bench/device.sh sources it too): the build
 # machine's source path, which bench/stage.sh records in $SALASIM_BUILD/source_dir and the test binaries look for
 # their data under, becomes a link to this tree; build/salasim, which tests that start the CLI run, a link to the
-# carried binary; the carried libraries go last on LD_LIBRARY_PATH. A call script that forgot the first link found
-# no scenario file and spent a device start on nothing (bench/results/2026-12-06-s7/README.md). Then:
+# carried binary; the carried libraries go last on LD_LIBRARY_PATH. Without the first link a carried test binary
+# finds no scenario file, and the call is spent on nothing. Then:
 #   left          seconds left of CALL_BUDGET (default 575: the tool's 600 s less the time to pack)
 #   log TEXT...   one line "== [N s] TEXT" on stdout and at the end of $OUT/summary.txt
 #   pack          $OUT's files under 1500 KiB, but no .h5 or .json, into $OUT/C.tgz: what still comes back when a

@@ -83,7 +83,8 @@ step_run() {  # step_run 64K [extra args]; "--time-limit auto" leaves ~70 s of t
 }
 step_measure() {  # step_measure 64K [extra args]: a run whose record is a measured run of reports/measured/<hw>/
   # The record lands in $OUT at its path in the repository, written by `salasim run --json-out` and never edited:
-  # cp <device output>/reports/measured/h200/run_64K.json reports/measured/h200/ (docs/performance.md).
+  # cp <device output>/reports/measured/h200/run_64K.json reports/measured/h200/, then bash tools/regen_docs.sh
+  # (README's figures and bench/RESULTS.md are generated from the records).
   local ctx=$1; shift
   local dir="$OUT/reports/measured/${SALASIM_HW:-h200}"
   mkdir -p "$dir"
@@ -180,7 +181,7 @@ step_ops() {  # step_ops [benchmark filter]: the Google Benchmark suite, JSON in
 step_peers() {  # step_peers [gla lengths] [attn lengths]: fla and torch SDPA beside our kernels (bench/peers.py)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > "$OUT/pip.log" 2>&1
   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 bench/peers.py --lib "$B/bench/libsalasim_capi.so" --gla "${1:-16K,256K,1M}" \
-    --attn "${2:-16K,64K}" --json "$OUT/peers.json" > "$OUT/peers.txt" 2>&1
+    --attn "${2:-16K,64K}" --json "$OUT/peers.json" --revision "$("$B/salasim" --version | head -1)" > "$OUT/peers.txt" 2>&1
   local rc=$?
   tail -12 "$OUT/peers.txt"
   [ $rc -eq 0 ] && note "peers measured" || note "peers FAILED (rc $rc)"

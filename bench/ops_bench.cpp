@@ -2,8 +2,9 @@
 // full config, timed with CUDA events around each call (manual time), after 3 warm-up calls on inputs that are
 // never all zero. Counters per case: FLOP/s and bytes/s achieved (the analytic model's counts over the measured
 // median), median_ms, floor_ms (the op at the measured H200 ceilings) and floor_frac = floor / median.
-//   ./build/bench/salasim_ops_bench --benchmark_out=bench/results/ops.json --benchmark_out_format=json
-// The JSON's context carries the GPU, the date and the command line; bench/results/README.md lists the runs kept.
+//   ./build/bench/salasim_ops_bench --benchmark_out=bench/out/ops.json --benchmark_out_format=json
+// The JSON's context carries the GPU, the date and the command line. The choices these cases decided, each with its
+// ratio and commit, are docs/decisions.md.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 

@@ -10,7 +10,8 @@ Times are medians of CUDA-event timings after warm-up; outputs are compared with
 float64 recomputation (GLA: the final state at every length and the output up to 16K tokens; attention: sampled
 query rows). salasim's kernels come through libsalasim_capi.so (bench/capi.cpp).
 
-  python3 bench/peers.py --lib build/bench/libsalasim_capi.so --gla 16K,256K,1M --attn 16K,64K --json peers.json
+  python3 bench/peers.py --lib build/bench/libsalasim_capi.so --gla 16K,256K,1M --attn '' \
+      --json reports/measured/h100/peers/gla_fla.json --revision "$(build/salasim --version | head -1)"
 """
 import argparse
 import ctypes
@@ -22,6 +23,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+from qwen3_hf import revision_of  # the revision as salasim run records it (bench/, beside this script)
 
 
 def parse_lengths(text):
@@ -214,7 +217,8 @@ def main():
     ap.add_argument("--lib", required=True, help="build/bench/libsalasim_capi.so")
     ap.add_argument("--gla", default="16K,256K,1M", help="token counts for the GLA comparison ('' to skip)")
     ap.add_argument("--attn", default="16K,64K", help="token counts for the attention comparison ('' to skip)")
-    ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--json", help="write the rows here (a record of reports/measured/<card>/peers/)")
+    ap.add_argument("--revision", default="", help="the revision of the library's build (salasim --version)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("peers.py: no CUDA device for torch", file=sys.stderr)
@@ -226,7 +230,7 @@ def main():
     if a.attn:
         run_attn(lib, parse_lengths(a.attn), rows)
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
-            "command": " ".join(sys.argv)}
+            "revision": revision_of(a.revision), "command": " ".join(["python3"] + sys.argv)}
     try:
         import fla
         meta["fla"] = getattr(fla, "__version__", "?")

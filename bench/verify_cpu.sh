@@ -4,8 +4,9 @@
 # (a wall time measured while others compile says little; the CPU time and the peak memory still hold).
 #   bash bench/verify_cpu.sh                      # ./build/salasim, the default scenario
 #   SALASIM_BUILD=build-x bash bench/verify_cpu.sh --scenario scenarios/tiny-short.json   # more args go to verify
-# Writes bench/out/verify-<UTC time>.{json,stderr,record.json} (OUT=... to change) and prints the record as a
-# markdown row for bench/RESULTS.md. A benchmark, not a test: it measures and exits with verify's status.
+# Writes bench/out/verify-<UTC time>.{json,stderr,record.json} (OUT=... to change) and prints the record and a
+# markdown row. Copied to reports/measured/cpu/verify.json, the record is what README's figure and bench/RESULTS.md
+# show (bash tools/regen_docs.sh). A benchmark, not a test: it measures and exits with verify's status.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${SALASIM_BUILD:-build}

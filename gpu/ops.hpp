@@ -35,8 +35,7 @@ void rope(bf16_t* x, int64_t ldx, int64_t T, int H, int hd, const bf16_t* w, flo
           const float* inv_freq, Stream s);
 // q and k of the fused Lightning projection in one launch (k's heads follow q's in each row: k = q + H*hd), each
 // with its own norm weight: the same values as rope(q, wq) and rope(k, wk), one launch instead of two (a decode step
-// runs 24 of these, each so short that its launch is much of its cost: docs/performance.md, "Measured reasons
-// behind kernel choices").
+// runs 24 of these, each so short that its launch is much of its cost: docs/decisions.md).
 void rope_qk(bf16_t* q, int64_t ldx, int64_t T, int H, int hd, const bf16_t* wq, const bf16_t* wk, float eps,
              int64_t pos0, const float* inv_freq, Stream s);
 

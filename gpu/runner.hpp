@@ -33,7 +33,7 @@ struct RunnerOptions {
   bool profile = false;           // per-phase timings with CUDA events
   bool selection = false;         // keep each sparse layer's selection of the last processed token (last_selection)
   bool selection_scores = false;  // ... and its pooled block scores (implies selection)
-  // Variants of how the work is launched, each giving the same bits (bench/RESULTS.md has what each buys):
+  // Variants of how the work is launched, each giving the same bits (docs/decisions.md has what each buys):
   bool pdl = true;           // programmatic dependent launch on the runner's stream (gpu/common.hpp Stream)
   Gemv gemv = Gemv::custom;  // single-token GEMMs: the custom gemv or cuBLAS (gpu/linear.hpp)
   DecodeFusion fusion;       // decode steps' fused kernels (above)

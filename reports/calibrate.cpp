@@ -14,8 +14,7 @@ namespace {
 // Absolute, not relative, error: the runs span 64K to 2048K (0.1 s to 60 s of one op class), and a short run's fixed
 // costs (launches, per-chunk passes that do not grow with the context) would otherwise weigh as much as a long run's
 // whole time. Fitted this way each run counts by its duration, so the factor is set by the long runs the model
-// extrapolates from. (Relative least squares over the 64K-1M runs of 2026-12-01 predicted the held-out 2048K
-// prefill 11% high; this fit, docs/models-and-reports.md.)
+// extrapolates from. (The held-out prediction of each fit: docs/decisions.md, "The latency model".)
 struct DurationFit {
   double sfm = 0, sff = 0;
   int n = 0;
@@ -79,12 +78,12 @@ std::string FitResult::summary(const Efficiency& defaults) const {
     return ones ? "uncalibrated: efficiency factors 1.0 (the floor); no measured runs yet"
                 : "uncalibrated: efficiency factors from the hardware profile; no measured runs yet";
   }
-  std::string s = fmt::format("calibrated from {} measured run{}: prefill {}", points, points == 1 ? "" : "s",
-                              prefill_mode);
+  std::string s =
+      fmt::format("calibrated from {} measured run{}: prefill {}", points, points == 1 ? "" : "s", prefill_mode);
   if (prefill_mode == "per-class from phases") {
     for (int c = 0; c < kOpClasses; ++c)
-      if (class_rows[c] > 0) s += fmt::format(", {} {:.3f} ({} runs)", op_class_name(op_class(c)), eff.prefill[c],
-                                              class_rows[c]);
+      if (class_rows[c] > 0)
+        s += fmt::format(", {} {:.3f} ({} runs)", op_class_name(op_class(c)), eff.prefill[c], class_rows[c]);
   } else if (prefill_mode == "common from TTFT totals") {
     s += fmt::format(" = {:.3f} ({} runs)", eff.prefill[0], ttft_rows);
   }
@@ -93,8 +92,9 @@ std::string FitResult::summary(const Efficiency& defaults) const {
   bool by_class = false;
   for (int c = 0; c < kOpClasses; ++c)
     if (decode_class_rows[c] > 0) {
-      s += fmt::format("{} {} {:.3f} ({} runs)", by_class ? "," : ", per class from the profiled steps:",
-                       op_class_name(op_class(c)), eff.decode_class[c], decode_class_rows[c]);
+      s += fmt::format("{} {} {:.3f} ({} runs)",
+                       by_class ? "," : ", per class from the profiled steps:", op_class_name(op_class(c)),
+                       eff.decode_class[c], decode_class_rows[c]);
       by_class = true;
     }
   return s;

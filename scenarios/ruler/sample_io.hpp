@@ -20,7 +20,7 @@ constexpr int64_t kMaxSampleIndex = INT32_MAX;
 // whitespace), and MiniCPM's longest pieces are runs of a repeated character; generated samples average about 4
 // bytes per token with the test tokenizer. A line whose input + answer_prefix is longer than length x this bound
 // cannot fit its declared length, and is refused before it is tokenized: tokenizing costs ~1 us and ~100 bytes
-// of memory per byte, so a 50 MB line declaring 231 tokens cost 88 s and 5.5 GB before it was refused.
+// of memory per byte, so a 50 MB line declaring 231 tokens costs about 88 s and 5.5 GB unless refused first.
 constexpr int64_t kMaxBytesPerToken = 64;
 // The longest data line read: a 2048K-token sample is about 9 MB; a 4x-extrapolated 8M-token one ~36 MB.
 constexpr int64_t kMaxDataLineBytes = int64_t(64) << 20;

@@ -1,22 +1,19 @@
 #!/usr/bin/env python3
-"""The measured figures README.md and bench/RESULTS.md quote are those of committed records.
+"""The measured figures README.md quotes are those of committed records.
 
-The text between "<!-- measured: NAME -->" and "<!-- /measured -->" in those files is generated from records:
+The text between "<!-- measured: NAME -->" and "<!-- /measured -->" in README.md is generated from records:
   CARD          reports/measured/CARD/run_*.json (`salasim run` on a lent card: h200, h100): TTFT and decode per
                 context, the peak memory of the longest, the records' date and revision;
-  verify-cpu    the newest bench/results/*/verify*.record.json (`bash bench/verify_cpu.sh`): the main job's wall and
-                CPU time and peak memory, the machine and how busy it was, the revision;
-  compare-CARD  MiniCPM-SALA beside Qwen3-8B on that card (reports/measured/CARD/ and its qwen3-8b/ folder, the
-                paper's A6000D figures): the table `salasim model compare --hw CARD --markdown` prints, so it needs
-                --salasim.
---check (the default) fails when a file's text is not what the records give; --write puts it there.
+  verify-cpu    reports/measured/cpu/verify.json (`bash bench/verify_cpu.sh`): the main job's wall and CPU time and
+                peak memory, the machine and how busy it was, the revision.
+bench/RESULTS.md, the page of every current record, is generated whole (results_page.py).
+--check (the default) fails when the text is not what the records give; --write puts it there.
 
-Usage: check_measured.py SOURCE_DIR [--write] [--salasim BIN]"""
+Usage: check_measured.py SOURCE_DIR [--write]"""
 import glob
 import json
 import os
 import re
-import subprocess
 import sys
 
 from doc_files import finish
@@ -32,16 +29,19 @@ def and_list(items):
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+VERIFY_CPU = os.path.join("reports", "measured", "cpu", "verify.json")
+
+
 def verify_cpu(source):
-    paths = sorted(glob.glob(os.path.join(source, "bench", "results", "*", "verify*.record.json")))
-    if not paths:
-        sys.exit("check_measured: no bench/results/*/verify*.record.json")
-    with open(paths[-1], encoding="utf-8") as f:
+    path = os.path.join(source, VERIFY_CPU)
+    if not os.path.exists(path):
+        sys.exit(f"check_measured: no {VERIFY_CPU} (bash bench/verify_cpu.sh writes the record)")
+    with open(path, encoding="utf-8") as f:
         r = json.load(f)
     m = r["machine"]
     return (f"{r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s of CPU and {r['peak_rss_gb']:.2f} GB peak on "
             f"{m['cpus']} x {m['cpu_model']} with {m['others_share_during_run'] * 100:.0f}% of it busy with other "
-            f"work, revision {r['git']} ({os.path.relpath(paths[-1], source)})")
+            f"work, revision {r['git']} ({VERIFY_CPU})")
 
 
 def card_runs(source, card):
@@ -62,25 +62,19 @@ def card_runs(source, card):
             f"{label(last['context'])} (records of {and_list(dates)}, revision {and_list(revisions)})")
 
 
-def compare_card(source, card, salasim):
-    if not salasim:
-        sys.exit(f"check_measured: the compare-{card} block needs --salasim BIN (salasim model compare prints it)")
-    run = subprocess.run([salasim, "model", "compare", "--hw", card, "--markdown"], cwd=source, capture_output=True,
-                         text=True)
-    if run.returncode != 0:
-        sys.exit(f"check_measured: salasim model compare failed: {run.stderr.strip()}")
-    return "\n" + run.stdout
-
-
 CARDS = ("h200", "h100")  # the lent cards with measured records (reports/measured/CARD/)
-# Each block's generator, called as gen(source, salasim).
-GENERATORS = {"verify-cpu": lambda source, _: verify_cpu(source)}
+# Each block's generator, called as gen(source).
+GENERATORS = {"verify-cpu": verify_cpu}
 for _card in CARDS:
-    GENERATORS[_card] = lambda source, _, card=_card: card_runs(source, card)
-    GENERATORS[f"compare-{_card}"] = lambda source, salasim, card=_card: compare_card(source, card, salasim)
+    GENERATORS[_card] = lambda source, card=_card: card_runs(source, card)
 
 
-def check_file(source, rel, salasim, write, problems):
+def norm(text):
+    """A block is a sentence: its line breaks and runs of spaces do not count."""
+    return " ".join(text.split())
+
+
+def check_file(source, rel, write, problems):
     """The names of the measured blocks of one file, each checked (or rewritten) against its generator."""
     path = os.path.join(source, rel)
     with open(path, encoding="utf-8") as f:
@@ -92,9 +86,7 @@ def check_file(source, rel, salasim, write, problems):
             problems.append(f"{rel}: measured block '{name}': no generator (known: {', '.join(GENERATORS)})")
             continue
         names.append(name)
-        want = GENERATORS[name](source, salasim)
-        # a compare block is a table: compared line by line, not as one sentence
-        norm = (lambda t: t.strip()) if name.startswith("compare-") else (lambda t: " ".join(t.split()))
+        want = GENERATORS[name](source)
         have = m.group(2)
         out += [text[last:m.start(2)], want if write else have]
         last = m.end(2)
@@ -111,17 +103,12 @@ def check_file(source, rel, salasim, write, problems):
 def main():
     source = os.path.abspath(sys.argv[1])
     write = "--write" in sys.argv[2:]
-    salasim = sys.argv[sys.argv.index("--salasim") + 1] if "--salasim" in sys.argv[2:] else ""
-    if salasim:
-        salasim = os.path.abspath(salasim)
     problems = []
-    readme = check_file(source, "README.md", salasim, write, problems)
-    results = check_file(source, os.path.join("bench", "RESULTS.md"), salasim, write, problems)
+    readme = check_file(source, "README.md", write, problems)
     if not readme:
         problems.append("README.md: no <!-- measured: NAME --> ... <!-- /measured --> block")
     finish(problems, "check_measured: FAIL (bash tools/regen_docs.sh rewrites them)",
-           f"check_measured: OK, README.md quotes the records of {', '.join(readme)}; bench/RESULTS.md of "
-           f"{', '.join(results) or 'none'}")
+           f"check_measured: OK, README.md quotes the records of {', '.join(readme)}")
 
 
 if __name__ == "__main__":
