@@ -342,6 +342,9 @@ void add_op(CLI::App& app, Run& run) {
     if (!sw->sweep) return refuse(run, "salasim op: name an op (salasim op --help lists them) or give --sweep");
     if (sw->common.sensitivity && c->count("--backend"))
       return refuse(run, "--sensitivity measures the gate on the reference's own outputs; it takes no --backend");
+    for (const char* other : {"--save-inputs", "--perf", "--rounds"})
+      if (sw->common.sensitivity && c->count(other))
+        return refuse(run, fmt::format("--sensitivity runs no backend's cases: {} does not apply", other));
     run = [sw] { return run_sweep(*sw); };
   });
   for (const op::OpSpec& spec : op::registry()) {
@@ -363,6 +366,10 @@ void add_op(CLI::App& app, Run& run) {
         return refuse(run, fmt::format("salasim op {}: --sensitivity goes with --random and takes no --backend "
                                        "(it measures the gate on the reference's own outputs)",
                                        spec.name));
+      for (const char* other : {"--perf", "--rounds"})
+        if (a->sensitivity && s->count(other))
+          return refuse(run, fmt::format("salasim op {}: --sensitivity runs no backend: {} does not apply", spec.name,
+                                         other));
       if (a->random) {
         if (s->count("--backend") == 0) a->backend = "peer";
         run = [a, &spec] { return run_op_random(spec, *a); };
