@@ -73,7 +73,7 @@ std::string field_comment(const Field& f, const std::string& bit) {
 }
 
 // The fixed part of the header: the types every op shares, the calling convention, bf16 conversions.
-constexpr const char* kPreamble = R"(/* clang-format off: generated, and kept equal to the generator by a test */
+constexpr const char* kPreamble = R"(/* clang-format off */
 /* salasim op ABI: an op implementation in a shared library, checked against salasim's float64 reference with
  * the project's tolerance table by `salasim op NAME --backend lib:PATH.so` and `salasim op --sweep --backend
  * lib:PATH.so` (docs/check-your-implementation.md).

@@ -1,4 +1,4 @@
-/* clang-format off: generated, and kept equal to the generator by a test */
+/* clang-format off */
 /* salasim op ABI: an op implementation in a shared library, checked against salasim's float64 reference with
  * the project's tolerance table by `salasim op NAME --backend lib:PATH.so` and `salasim op --sweep --backend
  * lib:PATH.so` (docs/check-your-implementation.md).
