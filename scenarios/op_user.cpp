@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -100,11 +101,13 @@ std::string last_line(const std::string& log) {
 }
 
 // A folder for the files of the cases, removed at the end (and on SIGINT, SIGTERM, ...: model/output_file.hpp).
+// Numbered, so that two backends alive in one process (a test's) never share one.
 std::shared_ptr<ScratchFolder> scratch(const std::string& kind) {
+  static std::atomic<int> made{0};
   std::error_code ec;
   fs::path base = fs::temp_directory_path(ec);
   if (ec) base = "/tmp";
-  return std::make_shared<ScratchFolder>((base / ("salasim-op-" + kind)).string());
+  return std::make_shared<ScratchFolder>((base / fmt::format("salasim-op-{}-{}", kind, made++)).string());
 }
 
 // One case through a program: writes the inputs, runs `command --in X --out Y`, reads what it wrote. `who` names the
