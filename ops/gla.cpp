@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numeric>
 
 #include "model/error.hpp"
 #include "ops/op.hpp"
@@ -45,13 +46,37 @@ TapMap reference(const OpInputs& x, const ref::Num& n) {
   return {{"/op/lightning/gla/out", tap(o, {T, H * hd})}, {"/op/lightning/gla/state", stacked(S, {H, hd, hd})}};
 }
 
+// The exponent -num (of) / den in its simplest form: "-(h+1)/4" for 8/32, "-2(h+1)" for 8/4.
+std::string exponent(int64_t num, int64_t den, const std::string& of) {
+  const int64_t g = std::gcd(num, den);
+  num /= g, den /= g;
+  const std::string n = num == 1 ? "(" + of + ")" : fmt::format("{}({})", num, of);
+  return den == 1 ? "-" + n : fmt::format("-{}/{}", n, den);
+}
+
+// The ALiBi slopes of n heads as the config's decays use them (model/config.hpp alibi_slopes): for a power of two,
+// slope_h = 2^(-8(h+1)/n); otherwise the first p heads (p the largest power of two below n) take the slopes of p
+// heads and the rest every other slope of 2p heads, 2^(-4(2(h-p)+1)/p).
+EqStep decay_formula(int n) {
+  int64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  if (p == n)
+    return {fmt::format("gamma_h = -2^({})", exponent(8, n, "h+1")),
+            fmt::format("\\gamma_h = -2^{{{}}}", exponent(8, n, "h+1"))};
+  return {fmt::format("gamma_h = -2^({}) for h < {}, -2^({}) for h >= {}", exponent(8, p, "h+1"), p,
+                      exponent(4, p, fmt::format("2(h-{})+1", p)), p),
+          fmt::format("\\gamma_h = \\begin{{cases}} -2^{{{}}} & h < {} \\\\ -2^{{{}}} & h \\ge {} \\end{{cases}}",
+                      exponent(8, p, "h+1"), p, exponent(4, p, fmt::format("2(h-{})+1", p)), p)};
+}
+
 std::vector<EqStep> equation(const ModelConfig& c, int64_t) {
   const std::vector<double> g = c.lightning_decay();
   const int d = c.lightning_head_dim;
-  return {{fmt::format("lambda_h = exp(gamma_h), gamma_h = -slope_h (ALiBi slopes of {} heads): lambda from {:.4f} "
-                       "(h = 0) to {:.4f} (h = {})",
-                       c.lightning_nh, std::exp(g.front()), std::exp(g.back()), c.lightning_nh - 1),
-           "\\lambda_h = e^{\\gamma_h},\\ \\gamma_h = -2^{-(h+1)/4}"},
+  const EqStep decay = decay_formula(c.lightning_nh);
+  return {{fmt::format("lambda_h = exp(gamma_h), {} (ALiBi slopes of {} heads): lambda from {:.4f} (h = 0) to {:.4f} "
+                       "(h = {})",
+                       decay.text, c.lightning_nh, std::exp(g.front()), std::exp(g.back()), c.lightning_nh - 1),
+           "\\lambda_h = e^{\\gamma_h},\\ " + decay.latex},
           {fmt::format("S_t = lambda_h S_(t-1) + k_t^T v_t   (S: [{}, {}] per head, fp32)", d, d),
            "S_t = \\lambda_h S_{t-1} + k_t^{\\mathsf T} v_t"},
           {fmt::format("o_t = tau q_t S_t, tau = 1/sqrt({}) = {} (inclusive of token t)", d, eq_num(c.lightning_tau())),
@@ -93,6 +118,7 @@ OpSpec gla_op() {
                     {"auto", "chunked", "recurrent"})};
   s.outputs = {out("/op/lightning/gla/out", {"T", "H*hd"}, "o before o_norm"),
                out("/op/lightning/gla/state", {"H", "hd", "hd"}, "state after the last row")};
+  s.outputs[1].fp32 = true;
   s.notes = {"the two forms are equal in exact arithmetic; the GPU keeps the state in fp32 (the peer rounds it there)"};
   s.check = check_decays;
   s.reference = reference;

@@ -223,6 +223,7 @@ AttrSpec choice(std::string name, std::string doc, std::vector<std::string> choi
 OutputSpec out(std::string tap, std::vector<std::string> dims, std::string doc, DType t) {
   return OutputSpec{std::move(tap), std::move(dims), t, std::move(doc)};
 }
+std::string output_name(const OutputSpec& o) { return o.tap.substr(o.tap.rfind('/') + 1); }
 
 const InputDataset& OpInputs::tensor(const std::string& input) const {
   const auto it = tensors.find(input);
@@ -310,7 +311,8 @@ std::string op_help(const OpSpec& s) {
   }
   o += "  outputs (datasets of the --out tap dump, float64 or int64):\n";
   for (const OutputSpec& u : s.outputs)
-    o += fmt::format("    {:<26} {:<14} {:<8} {}\n", u.tap, format_dims(u.dims), dtype_name(u.dtype), u.doc);
+    o += fmt::format("    {:<26} {:<14} {:<8} {}{}\n", u.tap, format_dims(u.dims), dtype_name(u.dtype), u.doc,
+                     u.fp32 ? " [fp32 on the GPU]" : "");
   for (const std::string& n : s.notes) o += "  note: " + n + "\n";
   return o;
 }
@@ -334,6 +336,18 @@ OpInputs make_op_inputs(const OpSpec& s, InputFile f, const std::string& label) 
   check_headers(x, f);
   check_input_sizes(label, f);
   return finish_inputs(std::move(x), f);
+}
+
+InputFile input_file(const OpInputs& x) {
+  InputFile f;
+  f.path = x.file;
+  for (const auto& [n, d] : x.tensors) f.datasets[n] = d;
+  for (const AttrSpec& a : x.spec->attrs) {
+    InputAttr& v = f.attrs[a.name];
+    if (a.kind == AttrKind::Choice) v.text = x.choice(a.name);
+    else v.number = true, v.integer = a.kind == AttrKind::Int, v.value = x.f(a.name);
+  }
+  return f;
 }
 
 OpInputs as_gpu_stores(const OpInputs& x) {

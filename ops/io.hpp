@@ -45,7 +45,12 @@ struct OutputSpec {
   std::vector<std::string> dims;
   DType dtype = DType::Float;
   std::string doc;
+  bool fp32 = false;  // the CUDA path writes it in fp32 (else bf16): the element type of the C ABI's output tensor
 };
+
+// An output's name where a user implementation names it (a Python callable's result, the C ABI's field): the last
+// part of its tap path, "out" for /op/lightning/gla/out, "state" for /op/lightning/gla/state.
+std::string output_name(const OutputSpec& o);
 
 struct OpSpec;
 struct OpInputs;
@@ -99,6 +104,10 @@ void check_cache(const OpInputs& x);
 // ties to even, straight from float64), or to fp32 where InputSpec::fp32 says so. What the peer computes on, and
 // what --backend gpu uploads.
 OpInputs as_gpu_stores(const OpInputs& x);
+
+// `x` as an input file holds it (op::make_op_inputs takes it back): every input present and every attribute, defaults
+// filled in; what `--save-inputs` writes and what a user's implementation reads.
+InputFile input_file(const OpInputs& x);
 
 // "[T, H*hd]"
 std::string format_dims(const std::vector<std::string>& dims);

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <set>
 
+#include "model/bf16.hpp"
 #include "model/checked.hpp"
 #include "model/error.hpp"
 #include "model/json_field.hpp"
@@ -162,17 +163,24 @@ std::string case_label(const OpSpec& s, const CaseSizes& c, uint64_t seed) {
   return fmt::format("random {} [{}] seed {}", s.name, format_case(s, c), seed);
 }
 
-InputFile random_file(const OpSpec& s, const CaseSizes& c, uint64_t seed, int64_t max_values) {
+InputFile random_file(const OpSpec& s, const CaseSizes& c, uint64_t seed, Drawn how, int64_t max_values) {
   // The stream starts from the seed and the op's name, so two ops of one seed draw different values.
   uint64_t h = 1469598103934665603ull;
   for (const char ch : s.name) h = (h ^ uint64_t(static_cast<unsigned char>(ch))) * 1099511628211ull;
   Draw d{c, seed ^ h, max_values, case_label(s, c, seed), {}};
   generator(s).make(d);
+  if (how == Drawn::GpuStores)
+    for (const InputSpec& i : s.inputs) {
+      const auto it = d.f.datasets.find(i.name);
+      if (it == d.f.datasets.end() || i.dtype != DType::Float) continue;
+      // The generators draw values of order 1, far inside bf16's range: rounding keeps every value finite.
+      for (double& v : it->second.data) v = i.fp32 ? round_fp32(v) : round_bf16(v);
+    }
   return std::move(d.f);
 }
 
-OpInputs random_inputs(const OpSpec& s, const CaseSizes& c, uint64_t seed) {
-  return make_op_inputs(s, random_file(s, c, seed), case_label(s, c, seed));
+OpInputs random_inputs(const OpSpec& s, const CaseSizes& c, uint64_t seed, Drawn how) {
+  return make_op_inputs(s, random_file(s, c, seed, how), case_label(s, c, seed));
 }
 
 std::string random_help(const OpSpec& s) {

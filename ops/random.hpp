@@ -87,12 +87,20 @@ std::string format_case(const OpSpec& s, const CaseSizes& c);
 // sizes the CUDA path is not built for (there the gpu backend reports a skip with the reason).
 std::vector<CaseSizes> sweep_cases(const OpSpec& s);
 
+// How the drawn float values are kept. GpuStores (the default): each float input rounded as the CUDA path stores it
+// (bf16, round to nearest even; fp32 where InputSpec::fp32 says so), so the reference, the peer, the CUDA path and a
+// user's kernel all compute on the same values and the peer's allowance holds no input rounding: a kernel's own
+// error has nowhere to hide (an off-by-one decay that unrounded inputs let through at some shapes fails at every
+// one). Float64: the values as drawn.
+enum class Drawn { GpuStores, Float64 };
+
 // The inputs of one case as an input file holds them (datasets with data, attributes), drawn from `seed`: the same
 // op, sizes and seed give the same values on every machine (a splitmix64 stream, Box-Muller normals). Refused with
 // a salasim::Error when the case would need more than `max_values` input values.
-InputFile random_file(const OpSpec& s, const CaseSizes& c, uint64_t seed, int64_t max_values = int64_t(1) << 28);
+InputFile random_file(const OpSpec& s, const CaseSizes& c, uint64_t seed, Drawn how = Drawn::GpuStores,
+                      int64_t max_values = int64_t(1) << 28);
 // The same, checked as a file is (op::make_op_inputs), labelled "random NAME [T=..] seed S" in messages.
-OpInputs random_inputs(const OpSpec& s, const CaseSizes& c, uint64_t seed);
+OpInputs random_inputs(const OpSpec& s, const CaseSizes& c, uint64_t seed, Drawn how = Drawn::GpuStores);
 std::string case_label(const OpSpec& s, const CaseSizes& c, uint64_t seed);
 
 // The generator's part of `salasim op NAME --help`: keys with defaults and ranges, the sweep's cases.

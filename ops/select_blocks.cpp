@@ -66,6 +66,29 @@ TapMap reference(const OpInputs& x, const ref::Num& n) {
           {"/op/sparse/select/scores", Tap{{s.T, s.G, s.NB}, s.scores}}};
 }
 
+// The max-pool over the K1 windows [stride c, stride c + kernel) that overlap block b, [B b, B b + B), as the
+// reference takes them: c from floor((B b - kernel) / stride) + 1 to floor((B b + B - 1) / stride); with B and kernel
+// multiples of the stride, c from m b - kernel/stride + 1 to m b + m - 1, m = B / stride (4b-1 .. 4b+3 in the model).
+EqStep pool_step(const SparseConfig& s) {
+  const int64_t B = s.block_size, k = s.kernel_size, st = s.kernel_stride;
+  auto affine = [](int64_t m, int64_t add) {
+    const std::string mb = m == 1 ? "b" : fmt::format("{}b", m);
+    return add == 0 ? mb : add > 0 ? fmt::format("{}+{}", mb, add) : fmt::format("{}-{}", mb, -add);
+  };
+  if (B % st == 0 && k % st == 0) {
+    const int64_t m = B / st;
+    const std::string lo = affine(m, 1 - k / st), hi = affine(m, m - 1);
+    return {fmt::format("S_g(b) = max over c in {{{}, ..., {}}} of s_g(p, c)   (every K1 window overlapping block b)",
+                        lo, hi),
+            fmt::format("S_g(b) = \\max_{{{}\\le c\\le {}}} s_g(p,c)", lo, hi)};
+  }
+  return {fmt::format("S_g(b) = max over c with floor(({}b - {})/{}) < c <= floor(({}b + {})/{}) of s_g(p, c)   (every "
+                      "K1 window overlapping block b)",
+                      B, k, st, B, B - 1, st),
+          fmt::format("S_g(b) = \\max_{{\\lfloor ({}b-{})/{}\\rfloor < c \\le \\lfloor ({}b+{})/{}\\rfloor}} s_g(p,c)",
+                      B, k, st, B, B - 1, st)};
+}
+
 std::vector<EqStep> equation(const ModelConfig& c, int64_t context) {
   const SparseConfig& s = c.sparse;
   const int64_t p = context, qb = p / s.block_size, causal = qb + 1;
@@ -81,8 +104,7 @@ std::vector<EqStep> equation(const ModelConfig& c, int64_t context) {
       {fmt::format("s_g(p, c) = sum over the {} heads h of group g of exp(tau q_h.K1_c - LSE2_h(p)), for {}c+{} <= p",
                    c.group_size(), s.kernel_stride, s.kernel_size - 1),
        "s_g(p,c) = \\sum_{h\\in g} e^{\\tau q_h\\cdot K1_c - \\mathrm{LSE2}_h(p)}"},
-      {"S_g(b) = max over c in {4b-1, ..., 4b+3} of s_g(p, c)   (every K1 window overlapping block b)",
-       "S_g(b) = \\max_{4b-1\\le c\\le 4b+3} s_g(p,c)"},
+      pool_step(s),
       {fmt::format("forced: b < {} or qb-{} <= b <= qb (+inf); future b > qb (-inf); qb = p / {}", s.init_blocks,
                    s.local_blocks(), s.block_size),
        fmt::format("S_g(b) = +\\infty \\text{{ for }} b<{} \\text{{ or }} q_b-{}\\le b\\le q_b", s.init_blocks,
@@ -130,6 +152,7 @@ OpSpec select_blocks_op() {
   s.outputs = {out("/op/sparse/select/blocks", {"T", "G", "k_sel"}, "chosen block ids ascending, -1 in unused slots",
                    DType::Int),
                out("/op/sparse/select/scores", {"T", "G", "NB"}, "pooled scores: +inf forced, -inf future blocks")};
+  s.outputs[1].fp32 = true;
   s.notes = {"k1 needs N1 >= the K1 windows of pos0 + T keys, k2 likewise; NB = n_blocks",
              "H must be a multiple of G (query head h uses kv head h / (H/G))"};
   s.check = check;

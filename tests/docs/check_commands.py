@@ -97,9 +97,10 @@ def scratch_tree(cwd, source, binary, build):
     concurrent ctest case may be rewriting it."""
     os.makedirs(os.path.join(cwd, "build", "tests", "tmp"))
     os.symlink(binary, os.path.join(cwd, "build", "salasim"))
-    if os.path.isdir(os.path.join(build, "lib")):
-        os.symlink(os.path.join(build, "lib"), os.path.join(cwd, "build", "lib"))
-    for top in ("scenarios", "reports", "tests", "tools", "bench", "docs"):
+    for built in ("lib", "examples"):  # carried libraries; the example implementations docs check
+        if os.path.isdir(os.path.join(build, built)):
+            os.symlink(os.path.join(build, built), os.path.join(cwd, "build", built))
+    for top in ("scenarios", "reports", "tests", "tools", "bench", "docs", "examples", "include"):
         os.symlink(os.path.join(source, top), os.path.join(cwd, top))
 
 

@@ -8,6 +8,7 @@
 #include "compare/h5_inputs.hpp"
 #include "compare/op_table.hpp"
 #include "ops/op.hpp"
+#include "model/bf16.hpp"
 #include "model/windows.hpp"
 #include "tests/support/catch.hpp"
 #include "tests/support/errors.hpp"
@@ -132,5 +133,27 @@ TEST_CASE("random: --save-inputs writes a file that reads back as the same input
     CHECK(back.choices == made.choices);
     CHECK(error_of([&] { write_input_file(path, f, false, "--save-inputs"); }).find("exists already") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("random: generated float inputs are the values the CUDA path stores (bf16, fp32 where it keeps fp32)") {
+  for (const op::OpSpec& s : op::registry()) {
+    INFO(s.name);
+    const op::CaseSizes c = op::sweep_cases(s)[0];
+    const InputFile exact = op::random_file(s, c, 3), drawn = op::random_file(s, c, 3, op::Drawn::Float64);
+    for (const op::InputSpec& i : s.inputs) {
+      if (i.dtype != op::DType::Float || !exact.datasets.count(i.name)) continue;
+      INFO(i.name);
+      const std::vector<double>& e = exact.datasets.at(i.name).data;
+      const std::vector<double>& d = drawn.datasets.at(i.name).data;
+      REQUIRE(e.size() == d.size());
+      size_t moved = 0;
+      for (size_t k = 0; k < e.size(); ++k) {
+        const double stored = i.fp32 ? round_fp32(d[k]) : round_bf16(d[k]);
+        CHECK(e[k] == stored);  // the same draw, rounded once
+        moved += e[k] != d[k];
+      }
+      CHECK(moved > 0);  // Float64 keeps the draw as it was
+    }
   }
 }
